@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# uniqd: the module, libuniqd, the tools and every test.
+#
+#   make            module for KDIR, libuniqd, tools
+#   make run        the main job: build, boot a VM, run the demo
+#   make check      every test on Debian's 6.1 and 6.12 kernels and the debug kernel
+#   make check-quick  the inner loop: native tests + the 6.12 VM only
+#   make bench      benchmarks (never part of pass/fail)
+#   make install    DESTDIR= PREFIX= honoured
+#
+# KDIR: the kernel build tree; default the running kernel's, else the newest
+# /lib/modules/*/build.
+
+KRELEASE ?= $(shell uname -r)
+KDIR ?= $(shell if [ -d /lib/modules/$(KRELEASE)/build ]; then \
+		echo /lib/modules/$(KRELEASE)/build; \
+	else ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1; fi)
+B := build
+DESTDIR ?=
+PREFIX ?= /usr/local
+
+CC ?= gcc
+CFLAGS ?= -O2 -g
+USER_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuniqd -Itests -Itools/libuniqd
+STATIC := -static -pthread
+
+.PHONY: all module userspace deps run check check-quick bench clean install native
+
+all: module userspace
+
+deps:
+	@tools/deps.sh
+
+module:
+	@test -n "$(KDIR)" || { echo "no kernel build tree: set KDIR"; exit 1; }
+	tools/build-module.sh $(KDIR) $(B)/module
+	@echo "built $(B)/module/src/uniqd.ko for $(KDIR)"
+
+# ---- userspace -------------------------------------------------------------
+# Programs that run in the guest are static: the initramfs has no libc.
+TEST_SRCS := $(wildcard tests/*.c)
+TEST_BINS := $(patsubst tests/%.c,$(B)/tests/%,$(TEST_SRCS))
+NATIVE_SRCS := $(wildcard tests/native/*.c)
+NATIVE_BINS := $(patsubst tests/native/%.c,$(B)/native/%,$(NATIVE_SRCS))
+DEMO_SRCS := $(wildcard tools/demo/*.c)
+DEMO_BINS := $(patsubst tools/demo/%.c,$(B)/demo/%,$(DEMO_SRCS))
+BENCH_SRCS := $(wildcard tools/bench/vm_*.c)
+BENCH_BINS := $(patsubst tools/bench/vm_%.c,$(B)/bench/%,$(BENCH_SRCS))
+
+# Userspace objects shared by tests and tools (BLAKE3 is the module's own source).
+USER_OBJS := $(if $(wildcard uniqd/blake3.c),$(B)/obj/blake3.o)
+
+$(B)/obj/%.o: uniqd/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(B)/tests/%: tests/%.c tests/harness.h include/uapi/linux/uniqd.h $(USER_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) -o $@
+
+$(B)/native/%: tests/native/%.c tests/harness.h $(USER_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread $< $(USER_OBJS) -o $@
+
+$(B)/demo/%: tools/demo/%.c include/uapi/linux/uniqd.h $(USER_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) -o $@
+
+$(B)/bench/%: tools/bench/vm_%.c include/uapi/linux/uniqd.h $(USER_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) -o $@
+
+userspace: $(TEST_BINS) $(NATIVE_BINS) $(DEMO_BINS) $(BENCH_BINS)
+
+native: $(NATIVE_BINS)
+	tools/testing/native.sh $(B)/native
+
+# ---- the VM ----------------------------------------------------------------
+run: deps
+	tools/testing/run-demo.sh
+
+check: deps
+	tools/deps.sh --debug-kernel
+	tools/testing/check.sh
+
+check-quick: deps
+	tools/testing/check.sh --kernels "6.12"
+
+bench: deps
+	tools/testing/check.sh --mode bench --kernels "6.12"
+
+clean:
+	rm -rf $(B)

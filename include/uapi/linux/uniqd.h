@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * uniqd: a shared interning service for compiler processes.
+ *
+ * Open /dev/uniqd, ATTACH the file descriptor to a named pool, register
+ * classes by name, and INTERN byte strings under a class: equal (class,
+ * content) gives the equal 64-bit handle in every process attached to the
+ * pool. Documentation/userspace-api.rst describes every call and errno.
+ *
+ * ABI rules (Documentation/process/botching-up-ioctls.rst):
+ *  - every struct is 64-bit aligned and padded explicitly; user pointers are
+ *    __u64 (cast with (__u64)(uintptr_t)ptr);
+ *  - every reserved field and unknown flag must be zero, else -EINVAL;
+ *  - the struct size is encoded in the ioctl number: a newer userspace may
+ *    pass a larger struct whose extra tail is zero (otherwise -E2BIG), an
+ *    older one a smaller struct down to the first published size.
+ */
+#ifndef _UAPI_LINUX_UNIQD_H
+#define _UAPI_LINUX_UNIQD_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define UNIQD_DEVICE_PATH	"/dev/uniqd"
+#define UNIQD_ABI_VERSION	1
+
+/* Hard bounds of this ABI (module parameters may set lower ones). */
+#define UNIQD_POOL_NAME_MAX	255	/* bytes, no NUL needed */
+#define UNIQD_CLASS_NAME_MAX	255	/* bytes */
+#define UNIQD_KEY_MAX		(1U << 20)	/* content bytes per key */
+#define UNIQD_BATCH_MAX		4096	/* keys per INTERN_BATCH call */
+#define UNIQD_DIGEST_SIZE	32	/* BLAKE3-256 */
+
+/* Feature bits reported by UNIQD_IOC_VERSION. */
+#define UNIQD_FEAT_POOLS	(1ULL << 0)	/* ATTACH, CLASS, INTERN, LOOKUP */
+#define UNIQD_FEAT_BATCH	(1ULL << 1)	/* INTERN_BATCH */
+#define UNIQD_FEAT_RESOLVE	(1ULL << 2)	/* RESOLVE, DIGEST */
+#define UNIQD_FEAT_STATS	(1ULL << 3)	/* STATS, CLASS_INFO */
+#define UNIQD_FEAT_BLAKE3_SHASH	(1ULL << 4)	/* "blake3" in the crypto API */
+
+struct uniqd_version {
+	__u32 abi_version;	/* out: UNIQD_ABI_VERSION */
+	__u32 max_key_len;	/* out: effective key-length bound */
+	__u64 features;		/* out: UNIQD_FEAT_* */
+	__u32 max_pool_name;	/* out: UNIQD_POOL_NAME_MAX */
+	__u32 max_class_name;	/* out: UNIQD_CLASS_NAME_MAX */
+	__u32 max_batch;	/* out: UNIQD_BATCH_MAX */
+	__u32 reserved;		/* out: zero */
+};
+
+/* ATTACH flags. Without EXISTING or NEW the pool is created if absent. */
+#define UNIQD_ATTACH_EXISTING	(1U << 0)	/* -ENOENT if absent */
+#define UNIQD_ATTACH_NEW	(1U << 1)	/* -EEXIST if present */
+#define UNIQD_ATTACH_SHARE_GROUP (1U << 2)	/* new pool: creator's group may attach */
+#define UNIQD_ATTACH_SHARE_ALL	(1U << 3)	/* new pool: anyone may attach */
+#define UNIQD_ATTACH_FLAGS	0xfU
+
+/* ATTACH status bits (out). */
+#define UNIQD_ATTACH_CREATED	(1U << 0)	/* this call created the pool */
+
+struct uniqd_attach {
+	__u64 name;		/* in: pointer to the pool name bytes */
+	__u32 name_len;		/* in: 1..UNIQD_POOL_NAME_MAX */
+	__u32 flags;		/* in: UNIQD_ATTACH_* */
+	__u64 max_bytes;	/* in/out: 0 = module default; out: effective */
+	__u64 max_entries;	/* in/out: 0 = module default; out: effective */
+	__u32 max_classes;	/* in/out: 0 = module default; out: effective */
+	__u32 status;		/* out: UNIQD_ATTACH_CREATED */
+	__u32 owner_uid;	/* out: the pool's owner */
+	__u32 mode;		/* out: UNIQD_ATTACH_SHARE_* bits of the pool */
+};
+
+/* CLASS flags. */
+#define UNIQD_CLASS_EXISTING	(1U << 0)	/* do not register: -ENOENT if absent */
+
+struct uniqd_class {
+	__u64 name;		/* in: pointer to the class name bytes */
+	__u32 name_len;		/* in: 1..UNIQD_CLASS_NAME_MAX */
+	__u32 flags;		/* in: UNIQD_CLASS_* */
+	__u32 class_id;		/* out: non-zero, dense, per pool */
+	__u32 status;		/* out: UNIQD_STATUS_NEW if registered now */
+};
+
+/* Result bits. */
+#define UNIQD_STATUS_NEW	(1U << 0)	/* this call created the entry */
+
+/* INTERN and LOOKUP; also the element of an INTERN_BATCH array. */
+struct uniqd_key {
+	__u32 class_id;		/* in */
+	__u32 flags;		/* in: must be zero */
+	__u64 data;		/* in: pointer to the content bytes */
+	__u32 len;		/* in: 0..max_key_len */
+	__u32 status;		/* out: UNIQD_STATUS_NEW */
+	__u64 handle;		/* out: non-zero */
+};
+
+/* INTERN_BATCH flags. */
+#define UNIQD_BATCH_LOOKUP	(1U << 0)	/* LOOKUP every key: never create */
+
+/*
+ * Keys [done, count) of the array are processed in order. On return, done
+ * says how many keys of the array have completed (their handle and status
+ * are written). On an error the failing key is keys[done]; on a signal the
+ * call returns -EINTR (or restarts transparently under SA_RESTART) and the
+ * same struct can be passed again to go on where it stopped.
+ */
+struct uniqd_batch {
+	__u64 keys;		/* in: pointer to struct uniqd_key[count] */
+	__u32 count;		/* in: 0..UNIQD_BATCH_MAX */
+	__u32 key_size;		/* in: sizeof(struct uniqd_key) */
+	__u32 flags;		/* in: UNIQD_BATCH_* */
+	__u32 done;		/* in/out: keys completed so far */
+	__u32 created;		/* out: keys of this call that were new */
+	__u32 reserved;		/* in: zero */
+};
+
+/*
+ * RESOLVE: handle -> class and content. With buf_len == 0 only the class
+ * and length are returned; a buffer shorter than the content gets -ERANGE
+ * with len set to the length needed.
+ */
+struct uniqd_resolve {
+	__u64 handle;		/* in */
+	__u64 buf;		/* in: pointer to the output buffer */
+	__u32 buf_len;		/* in: its capacity */
+	__u32 len;		/* out: content length */
+	__u32 class_id;		/* out */
+	__u32 reserved;		/* in: zero */
+};
+
+/*
+ * DIGEST: handle -> its identity beyond this machine, the unkeyed
+ * BLAKE3-256 of le32(class name length) || class name || content.
+ */
+struct uniqd_digest {
+	__u64 handle;		/* in */
+	__u8 digest[UNIQD_DIGEST_SIZE];	/* out */
+};
+
+/* CLASS_INFO: class id -> name and size, for listing classes. */
+struct uniqd_class_info {
+	__u32 class_id;		/* in */
+	__u32 name_len;		/* out: length of the name */
+	__u64 name;		/* in: pointer to a buffer, may be 0 */
+	__u32 name_buf_len;	/* in: its capacity; short: -ERANGE */
+	__u32 reserved;		/* in: zero */
+	__u64 entries;		/* out: entries of this class */
+};
+
+struct uniqd_stats {
+	__u64 entries;		/* interned entries (not counting class names) */
+	__u64 bytes;		/* content bytes of those entries */
+	__u64 arena_bytes;	/* arena memory used, headers and padding included */
+	__u64 table_bytes;	/* memory of all hash tables */
+	__u64 hits;		/* INTERN/LOOKUP that found an entry */
+	__u64 misses;		/* INTERN that created, LOOKUP that did not find */
+	__u64 table_slots;	/* sum of the per-class table sizes */
+	__u64 max_bytes;	/* the pool's limits */
+	__u64 max_entries;
+	__u32 classes;		/* registered classes */
+	__u32 max_classes;
+	__u32 class_slots;	/* size of the class-name table */
+	__u32 attached;		/* file descriptors attached now */
+};
+
+#define UNIQD_IOC_MAGIC		0xb3
+
+#define UNIQD_IOC_VERSION	_IOR(UNIQD_IOC_MAGIC, 0x00, struct uniqd_version)
+#define UNIQD_IOC_ATTACH	_IOWR(UNIQD_IOC_MAGIC, 0x01, struct uniqd_attach)
+#define UNIQD_IOC_CLASS		_IOWR(UNIQD_IOC_MAGIC, 0x02, struct uniqd_class)
+#define UNIQD_IOC_INTERN	_IOWR(UNIQD_IOC_MAGIC, 0x03, struct uniqd_key)
+#define UNIQD_IOC_LOOKUP	_IOWR(UNIQD_IOC_MAGIC, 0x04, struct uniqd_key)
+#define UNIQD_IOC_INTERN_BATCH	_IOWR(UNIQD_IOC_MAGIC, 0x05, struct uniqd_batch)
+#define UNIQD_IOC_RESOLVE	_IOWR(UNIQD_IOC_MAGIC, 0x06, struct uniqd_resolve)
+#define UNIQD_IOC_DIGEST	_IOWR(UNIQD_IOC_MAGIC, 0x07, struct uniqd_digest)
+#define UNIQD_IOC_STATS		_IOR(UNIQD_IOC_MAGIC, 0x08, struct uniqd_stats)
+#define UNIQD_IOC_CLASS_INFO	_IOWR(UNIQD_IOC_MAGIC, 0x09, struct uniqd_class_info)
+
+#endif /* _UAPI_LINUX_UNIQD_H */

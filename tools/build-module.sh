@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build uniqd.ko (and, when the kernel has KUnit, uniqd_kunit.ko) for one
+# kernel build tree, in a private copy of the sources so that builds for
+# several kernels never share object files.
+#
+#   build-module.sh KDIR OUTDIR [make arguments...]
+set -euo pipefail
+kdir=$1 out=$2
+shift 2
+top=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out/src"
+rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+	"$top/Kbuild" "$top/uniqd" "$top/include" "$out/src/" 2>/dev/null ||
+	rsync -a "$top/Kbuild" "$top/uniqd" "$top/include" "$out/src/"
+make -s -C "$kdir" M="$out/src" W=1 "$@" modules >"$out/build.log" 2>&1 || {
+	cat "$out/build.log" >&2
+	exit 1
+}
+# W=1 must stay warning-free on every kernel we support.
+if grep -E 'warning:|error:' "$out/build.log" >&2; then
+	echo "build-module: warnings building for $kdir" >&2
+	exit 1
+fi

@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run every uniqd test: the native tests, then the module and the userspace
+# tests in a VM for each kernel, and print one summary line.
+#
+#   check.sh [--kernels "6.1 6.12 debug"] [--mode check|run|bench]
+#
+# UNIQD_KERNELS sets the default kernel list. Results land in
+# build/results/<kernel>/ (console.log is the guest's whole log).
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+B=$top/build
+kernels=${UNIQD_KERNELS:-"6.1 6.12 debug"}
+mode=check
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernels) kernels=$2; shift ;;
+	--mode) mode=$2; shift ;;
+	*) echo "check: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+R=$B/results
+[ "$mode" = check ] || R=$B/$mode
+rm -rf "$R"
+mkdir -p "$R/host"
+host=$R/host/results.txt
+: > "$host"
+say() { echo "$*" >> "$host"; }
+start=$(date +%s)
+
+# Userspace: libraries, tools, native tests, static programs for the guest.
+if make -s -C "$top" userspace >"$R/host/userspace.log" 2>&1; then
+	say "ok host:build.userspace"
+else
+	tail -n 30 "$R/host/userspace.log" >&2
+	say "not ok host:build.userspace: see $R/host/userspace.log"
+fi
+
+if [ "$mode" = check ]; then
+	"$top/tools/testing/native.sh" "$B/native" >> "$host"
+fi
+
+progs=$B/tests
+[ "$mode" = run ] && progs=$B/demo
+[ "$mode" = bench ] && progs=$B/bench
+
+list=$("$top/tools/testing/kernels.sh" $(case " $kernels " in *" debug "*) echo --debug ;; esac)) ||
+	say "not ok host:kernels: cannot list or build the test kernels"
+
+while read -r name rel img kdir; do
+	[ -n "$name" ] || continue
+	case " $kernels " in *" $name "*) ;; *) continue ;; esac
+	out=$B/kernels/$name
+	if "$top/tools/build-module.sh" "$kdir" "$out" >"$R/host/build-$name.log" 2>&1; then
+		say "ok host:build.module.$name"
+	else
+		say "not ok host:build.module.$name: see $R/host/build-$name.log"
+		continue
+	fi
+	args=(--mode "$mode" --module "$out/src/uniqd.ko" --progs "$progs")
+	[ "$rel" != - ] && args+=(--release "$rel")
+	[ -f "$out/src/uniqd/kunit/uniqd_kunit.ko" ] && args+=(--kunit "$out/src/uniqd/kunit/uniqd_kunit.ko")
+	mem=1024 append=
+	if [ "$name" = debug ]; then
+		mem=2048
+		append="panic_on_warn=1 kmemleak=on"
+	fi
+	"$top/tools/testing/vm/mkinitramfs.sh" --out "$out/initrd.gz" "${args[@]}"
+	"$top/tools/testing/vm/run-vm.sh" --name "$name" --kernel "$img" \
+		--initrd "$out/initrd.gz" --out "$R/$name" --mem "$mem" \
+		--append "$append" || true
+done <<< "$list"
+
+# One line per result in every results.txt; the summary closes the run.
+all=$(cat "$R"/*/results.txt)
+passed=$(grep -c '^ok ' <<< "$all")
+failed=$(grep -c '^not ok ' <<< "$all")
+skipped=$(grep -c '^skip ' <<< "$all")
+grep -E '^(not ok|skip) ' <<< "$all" || true
+echo "# results in $R, $(( $(date +%s) - start ))s"
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,91 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# /init of the uniqd test VM (busybox). Loads uniqd.ko, runs every program in
+# /tests (or /demo for "make run", /bench for "make bench"), unloads the
+# module and checks that the kernel is still clean. Each result is one line
+# on the second serial port (/dev/ttyS1); everything else goes to the console.
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
+export PATH=/bin:/sbin:/usr/bin
+export UNIQD_RESULTS=/dev/ttyS1
+export HOME=/tmp
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+
+res() { echo "$*" >> "$UNIQD_RESULTS"; }
+mode=$(cat /etc/uniqd-mode)
+test_timeout=$(cat /etc/uniqd-test-timeout)
+echo "uniqd-vm: kernel $(uname -r), mode $mode, $(nproc) cpus"
+
+# Taint before the module goes in; O (out of tree) and E (unsigned) are the
+# only flags loading uniqd may add.
+taint_before=$(cat /proc/sys/kernel/tainted)
+
+for m in $(cat /etc/uniqd-guest-modules 2>/dev/null); do
+	insmod "/modules/$m" || res "not ok vm.insmod-$(basename "$m" .ko): status $?"
+done
+
+if insmod /uniqd.ko $(cat /etc/uniqd-module-params 2>/dev/null); then
+	res "ok vm.insmod"
+else
+	res "not ok vm.insmod: status $?"
+fi
+
+# KUnit suites run at insmod of the test module; the host parses the KTAP.
+if [ -f /uniqd_kunit.ko ]; then
+	insmod /uniqd_kunit.ko || res "not ok vm.insmod-kunit: status $?"
+	rmmod uniqd_kunit || res "not ok vm.rmmod-kunit: status $?"
+fi
+
+dir=/tests
+[ "$mode" = run ] && dir=/demo
+[ "$mode" = bench ] && dir=/bench
+for t in "$dir"/*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	echo "uniqd-vm: running $name"
+	timeout "$test_timeout" "$t" </dev/null >/dev/console 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		res "ok vm.exit.$name"
+	else
+		res "not ok vm.exit.$name: exit status $rc"
+	fi
+done
+
+if rmmod uniqd; then
+	res "ok vm.rmmod"
+else
+	res "not ok vm.rmmod: status $?"
+fi
+
+taint=$(cat /proc/sys/kernel/tainted)
+bad=$(( taint & ~(4096 | 8192) & ~taint_before ))
+if [ "$taint_before" -ne 0 ] || [ "$bad" -ne 0 ]; then
+	res "not ok vm.taint: before $taint_before after $taint"
+else
+	res "ok vm.taint"
+fi
+
+# kmemleak reports only objects older than 5 s: scan, wait, scan again.
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan > /sys/kernel/debug/kmemleak
+	leaks=$(cat /sys/kernel/debug/kmemleak)
+	if [ -n "$leaks" ]; then
+		echo "$leaks"
+		res "not ok vm.kmemleak: $(echo "$leaks" | grep -c 'unreferenced object') objects"
+	else
+		res "ok vm.kmemleak"
+	fi
+fi
+
+res "UNIQD-DONE"
+sync
+poweroff -f

@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot one kernel under QEMU TCG with a test initramfs and judge the run.
+#
+#   run-vm.sh --name NAME --kernel BZIMAGE --initrd INITRD --out DIR
+#             [--timeout SECONDS] [--mem MB] [--append "extra cmdline"]
+#
+# Writes DIR/console.log (the guest's whole console, for people),
+# DIR/results.raw (what the guest reported on its second serial port) and
+# DIR/results.txt: one "ok NAME:case" / "not ok NAME:case: why" line per
+# result, including the harness's own verdicts (guest finished, log clean).
+# Exits non-zero when any result failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+name= kernel= initrd= out= timeout=1500 mem=1024 append=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--name) name=$2; shift ;;
+	--kernel) kernel=$2; shift ;;
+	--initrd) initrd=$2; shift ;;
+	--out) out=$2; shift ;;
+	--timeout) timeout=$2; shift ;;
+	--mem) mem=$2; shift ;;
+	--append) append=$2; shift ;;
+	*) echo "run-vm: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+mkdir -p "$out"
+log=$out/console.log raw=$out/results.raw res=$out/results.txt
+: > "$log"; : > "$raw"
+
+start=$(date +%s)
+# -accel tcg: KVM is unusable on these machines. Two vCPUs run in parallel
+# under MTTCG. No "quiet": WARNINGs must reach the console to be judged.
+timeout --kill-after=10 "$timeout" qemu-system-x86_64 -accel tcg -cpu max \
+	-m "$mem" -smp 2 -kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 oops=panic softlockup_panic=0 $append" \
+	-display none -monitor none -no-reboot \
+	-serial "file:$log" -serial "file:$raw" </dev/null
+qrc=$?
+secs=$(( $(date +%s) - start ))
+
+{
+	tr -d '\r' < "$raw" | grep -E '^(ok|not ok|skip) ' | sed -E "s/^(ok|not ok|skip) /\1 $name:/"
+	if grep -q '^UNIQD-DONE' <(tr -d '\r' < "$raw"); then
+		echo "ok $name:vm.finished"
+	elif [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
+		echo "not ok $name:vm.finished: no end within ${timeout}s (see $log)"
+	else
+		echo "not ok $name:vm.finished: guest stopped early, qemu status $qrc (see $log)"
+	fi
+	splat=$("$here/check-log.sh" "$log")
+	if [ -n "$splat" ]; then
+		echo "not ok $name:vm.log-clean: $splat (see $log)"
+	else
+		echo "ok $name:vm.log-clean"
+	fi
+} > "$res"
+
+# KTAP from KUnit suites, when the guest ran any.
+if grep -q 'KTAP version' "$log"; then
+	"$here/ktap-results.sh" "$name" "$log" >> "$res"
+fi
+
+echo "run-vm: $name: $(grep -c '^ok ' "$res") passed, $(grep -c '^not ok ' "$res") failed in ${secs}s; log $log" >&2
+! grep -q '^not ok ' "$res"
