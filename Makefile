@@ -22,7 +22,7 @@ PREFIX ?= /usr/local
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
-USER_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuniqd -Itests -Itools/libuniqd
+USER_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -std=gnu11 -Iinclude/uapi -Iuniqd -Itests -Itools/libuniqd
 STATIC := -static -pthread
 
 .PHONY: all module userspace deps run check check-quick bench clean install native
@@ -50,28 +50,34 @@ BENCH_BINS := $(patsubst tools/bench/vm_%.c,$(B)/bench/%,$(BENCH_SRCS))
 
 # Userspace objects shared by tests and tools (BLAKE3 is the module's own source).
 USER_OBJS := $(if $(wildcard uniqd/blake3.c),$(B)/obj/blake3.o)
+# Libraries the guest programs link (mk/*.mk add libuniqd.a); tools for /usr/bin.
+TEST_LIBS :=
+TOOL_BINS :=
+
+# Fragments for libuniqd, uniqdctl, b3sum, install, dkms: one concern a file.
+-include $(sort $(wildcard mk/*.mk))
 
 $(B)/obj/%.o: uniqd/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
-$(B)/tests/%: tests/%.c tests/harness.h include/uapi/linux/uniqd.h $(USER_OBJS)
+$(B)/tests/%: tests/%.c tests/harness.h include/uapi/linux/uniqd.h $(USER_OBJS) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) $< $(TEST_LIBS) $(USER_OBJS) -o $@
 
 $(B)/native/%: tests/native/%.c tests/harness.h $(USER_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -pthread $< $(USER_OBJS) -o $@
 
-$(B)/demo/%: tools/demo/%.c include/uapi/linux/uniqd.h $(USER_OBJS)
+$(B)/demo/%: tools/demo/%.c include/uapi/linux/uniqd.h $(USER_OBJS) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) $< $(TEST_LIBS) $(USER_OBJS) -o $@
 
-$(B)/bench/%: tools/bench/vm_%.c include/uapi/linux/uniqd.h $(USER_OBJS)
+$(B)/bench/%: tools/bench/vm_%.c include/uapi/linux/uniqd.h $(USER_OBJS) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) $< $(TEST_LIBS) $(USER_OBJS) -o $@
 
-userspace: $(TEST_BINS) $(NATIVE_BINS) $(DEMO_BINS) $(BENCH_BINS)
+userspace: $(TOOL_BINS) $(TEST_BINS) $(NATIVE_BINS) $(DEMO_BINS) $(BENCH_BINS)
 
 native: $(NATIVE_BINS)
 	tools/testing/native.sh $(B)/native

@@ -59,7 +59,7 @@ while read -r name rel img kdir; do
 		say "not ok host:build.module.$name: see $R/host/build-$name.log"
 		continue
 	fi
-	args=(--mode "$mode" --module "$out/src/uniqd.ko" --progs "$progs")
+	args=(--mode "$mode" --module "$out/src/uniqd.ko" --progs "$progs" --tools "$B/static-bin")
 	[ "$rel" != - ] && args+=(--release "$rel")
 	[ -f "$out/src/uniqd/kunit/uniqd_kunit.ko" ] && args+=(--kunit "$out/src/uniqd/kunit/uniqd_kunit.ko")
 	mem=1024 append=

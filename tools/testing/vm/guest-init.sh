@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0
 #
 # /init of the uniqd test VM (busybox). Loads uniqd.ko, runs every program in

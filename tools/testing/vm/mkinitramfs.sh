@@ -5,13 +5,13 @@
 #
 #   mkinitramfs.sh --out FILE --module uniqd.ko --mode check|run|bench
 #                  [--release KVER] [--kunit uniqd_kunit.ko] [--progs DIR]
-#                  [--timeout SECONDS] [--params "insmod params"]
+#                  [--timeout SECONDS] [--params "insmod params"] [--tools DIR]
 #
 # --release copies the guest modules listed in guest-modules.txt from
 # /lib/modules/KVER (decompressing .ko.xz, which busybox insmod cannot read).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out= module= mode=check release= kunit= progs= timeout=600 params=
+out= module= mode=check release= kunit= progs= timeout=600 params= tools=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--out) out=$2; shift ;;
@@ -22,6 +22,7 @@ while [ $# -gt 0 ]; do
 	--progs) progs=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
 	--params) params=$2; shift ;;
+	--tools) tools=$2; shift ;;
 	*) echo "mkinitramfs: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -66,6 +67,13 @@ dest=tests
 if [ -n "$progs" ]; then
 	for p in "$progs"/*; do
 		[ -f "$p" ] && [ -x "$p" ] && cp "$p" "$root/$dest/"
+	done
+fi
+
+# Static tools (uniqdctl, b3sum) for the tests to exec.
+if [ -n "$tools" ] && [ -d "$tools" ]; then
+	for p in "$tools"/*; do
+		[ -f "$p" ] && [ -x "$p" ] && cp "$p" "$root/usr/bin/"
 	done
 fi
 
