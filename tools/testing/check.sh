@@ -31,6 +31,8 @@ say() { echo "$*" >> "$host"; }
 start=$(date +%s)
 
 # Userspace: libraries, tools, native tests, static programs for the guest.
+# Guest programs are rebuilt so that a deleted test never runs from a stale binary.
+rm -rf "$B/tests" "$B/demo" "$B/bench" "$B/native"
 if make -s -C "$top" userspace >"$R/host/userspace.log" 2>&1; then
 	say "ok host:build.userspace"
 else
