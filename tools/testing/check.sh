@@ -51,6 +51,12 @@ progs=$B/tests
 list=$("$top/tools/testing/kernels.sh" $(case " $kernels " in *" debug "*) echo --debug ;; esac)) ||
 	say "not ok host:kernels: cannot list or build the test kernels"
 
+# Style and sparse once, against the 6.12 tree.
+if [ "$mode" = check ]; then
+	k612=$(awk '$1 == "6.12" { print $4 }' <<< "$list")
+	[ -n "$k612" ] && "$top/tools/testing/lint.sh" "$k612" "$R/host/lint" >> "$host"
+fi
+
 while read -r name rel img kdir; do
 	[ -n "$name" ] || continue
 	case " $kernels " in *" $name "*) ;; *) continue ;; esac
