@@ -1,16 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uniqd: module load/unload and the /dev/uniqd misc device.
+ * uniqd: module load/unload, module parameters and the /dev/uniqd misc
+ * device.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 
+#include "keys.h"
+#include "pool.h"
 #include "uniqd.h"
+
+unsigned int uniqd_max_pools = 256;
+module_param_named(max_pools, uniqd_max_pools, uint, 0444);
+MODULE_PARM_DESC(max_pools, "Pools that may exist at once (1..65536, default 256)");
+
+unsigned long long uniqd_max_pool_bytes = 1ULL << 30;
+module_param_named(max_pool_bytes, uniqd_max_pool_bytes, ullong, 0444);
+MODULE_PARM_DESC(max_pool_bytes,
+		 "Largest and default max_bytes (arena bytes) of a pool (4096..2^40, default 1 GiB)");
+
+unsigned long long uniqd_max_pool_entries = 1ULL << 24;
+module_param_named(max_pool_entries, uniqd_max_pool_entries, ullong, 0444);
+MODULE_PARM_DESC(max_pool_entries,
+		 "Largest and default max_entries of a pool (1..2^25, default 2^24)");
+
+unsigned int uniqd_max_pool_classes = 4096;
+module_param_named(max_pool_classes, uniqd_max_pool_classes, uint, 0444);
+MODULE_PARM_DESC(max_pool_classes,
+		 "Largest and default max_classes of a pool (1..2^20, default 4096)");
+
+unsigned int uniqd_max_key_len = 65536;
+module_param_named(max_key_len, uniqd_max_key_len, uint, 0444);
+MODULE_PARM_DESC(max_key_len, "Longest content of a key in bytes (1..2^20, default 65536)");
 
 static int uniqd_open(struct inode *inode, struct file *file)
 {
@@ -28,6 +56,8 @@ static int uniqd_release(struct inode *inode, struct file *file)
 {
 	struct uniqd_file *uf = file->private_data;
 
+	if (uf->pool)
+		uniqd_pool_put(uf->pool);
 	mutex_destroy(&uf->attach_lock);
 	kfree(uf);
 	return 0;
@@ -53,10 +83,40 @@ static struct miscdevice uniqd_misc = {
 	.mode	= 0666,
 };
 
+/*
+ * The bounds keep every table array at most UNIQD_TABLE_MAX_SLOTS slots
+ * (a 3/4-full table of 2^25 entries has 2^26 slots) and every index in the
+ * 32 bits a handle has for it.
+ */
+static int __init uniqd_check_params(void)
+{
+	if (uniqd_max_pools < 1 || uniqd_max_pools > UNIQD_MAX_POOLS_LIMIT ||
+	    uniqd_max_pool_bytes < UNIQD_MIN_BYTES_LIMIT ||
+	    uniqd_max_pool_bytes > UNIQD_MAX_BYTES_LIMIT ||
+	    uniqd_max_pool_entries < 1 ||
+	    uniqd_max_pool_entries > UNIQD_MAX_ENTRIES_LIMIT ||
+	    uniqd_max_pool_classes < 1 ||
+	    uniqd_max_pool_classes > UNIQD_MAX_CLASSES_LIMIT ||
+	    uniqd_max_key_len < 1 || uniqd_max_key_len > UNIQD_KEY_MAX) {
+		pr_err("module parameter out of range\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int __init uniqd_init(void)
 {
 	int ret;
 
+	ret = uniqd_check_params();
+	if (ret)
+		return ret;
+	ret = uniqd_keys_check();
+	if (ret) {
+		pr_err("no usable \"%s\" in the crypto API: %d\n",
+		       UNIQD_HASH_ALG, ret);
+		return ret;
+	}
 	ret = misc_register(&uniqd_misc);
 	if (ret) {
 		pr_err("cannot register /dev/uniqd: %d\n", ret);
@@ -68,6 +128,8 @@ static int __init uniqd_init(void)
 static void __exit uniqd_exit(void)
 {
 	misc_deregister(&uniqd_misc);
+	/* Old table arrays are freed by RCU callbacks in this module. */
+	rcu_barrier();
 }
 
 module_init(uniqd_init);

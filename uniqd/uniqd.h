@@ -5,9 +5,12 @@
 #ifndef UNIQD_UNIQD_H
 #define UNIQD_UNIQD_H
 
+#include <linux/bits.h>
+#include <linux/mutex.h>
 #include <linux/types.h>
 #include <uapi/linux/uniqd.h>
 
+struct file;
 struct uniqd_pool;
 
 /* Per open file: the pool it is attached to (set once by ATTACH). */
@@ -15,6 +18,29 @@ struct uniqd_file {
 	struct uniqd_pool *pool;	/* published with smp_store_release() */
 	struct mutex attach_lock;	/* serialises ATTACH on this file */
 };
+
+/* Module parameters (main.c), read-only after load. */
+extern unsigned int uniqd_max_pools;
+extern unsigned long long uniqd_max_pool_bytes;
+extern unsigned long long uniqd_max_pool_entries;
+extern unsigned int uniqd_max_pool_classes;
+extern unsigned int uniqd_max_key_len;
+
+/* The module registered "blake3" with the crypto API (UNIQD_FEAT_BLAKE3_SHASH). */
+extern bool uniqd_have_blake3_shash;
+
+/* Hard bounds on the module parameters (see main.c for why). */
+#define UNIQD_MAX_POOLS_LIMIT		65536U
+#define UNIQD_MAX_ENTRIES_LIMIT		BIT_ULL(25)
+#define UNIQD_MAX_CLASSES_LIMIT		BIT(20)
+#define UNIQD_MAX_BYTES_LIMIT		BIT_ULL(40)
+#define UNIQD_MIN_BYTES_LIMIT		4096ULL
+
+/*
+ * An unknown class id gets -EBADSLT ("invalid slot"): it is never a miss
+ * (-ENOENT belongs to LOOKUP and RESOLVE) and always a caller bug.
+ */
+#define UNIQD_ENOCLASS	EBADSLT
 
 long uniqd_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ATTACH: creating and finding pools, its flags and errors, files that are
+ * not attached, and the pool's life ending with its last file.
+ */
+#define _GNU_SOURCE
+#include <sys/mman.h>
+
+#include "harness.h"
+#include "uniqd_test.h"
+
+static void check_unattached(int fd)
+{
+	char buf[64];
+	struct uniqd_class c = { .name = U64P("c"), .name_len = 1 };
+	struct uniqd_key k = { .class_id = 1, .data = U64P(buf), .len = 1 };
+	struct uniqd_batch b = { .keys = U64P(&k), .count = 1,
+				 .key_size = sizeof(k) };
+	struct uniqd_resolve r = { .handle = 1 };
+	struct uniqd_digest d = { .handle = 1 };
+	struct uniqd_stats st;
+	struct uniqd_class_info ci = { .class_id = 1 };
+	struct uniqd_version v;
+
+	CHECK_ERR(ioctl(fd, UNIQD_IOC_CLASS, &c), EBADFD);
+	CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN, &k), EBADFD);
+	CHECK_ERR(ioctl(fd, UNIQD_IOC_LOOKUP, &k), EBADFD);
+	CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), EBADFD);
+	CHECK_ERR(ioctl(fd, UNIQD_IOC_RESOLVE, &r), EBADFD);
+	CHECK_ERR(ioctl(fd, UNIQD_IOC_DIGEST, &d), EBADFD);
+	CHECK_ERR(ioctl(fd, UNIQD_IOC_STATS, &st), EBADFD);
+	CHECK_ERR(ioctl(fd, UNIQD_IOC_CLASS_INFO, &ci), EBADFD);
+	CHECK_OK(ioctl(fd, UNIQD_IOC_VERSION, &v));
+}
+
+int main(void)
+{
+	struct uniqd_attach a;
+	struct uniqd_version v;
+	struct uniqd_stats st;
+	int fd, fd2, fd3;
+
+	th_init("pool_attach");
+
+	th_case("version features") {
+		fd = ut_open();
+		CHECK(fd >= 0, "open: %s", strerror(errno));
+		CHECK_OK(ioctl(fd, UNIQD_IOC_VERSION, &v));
+		CHECK((v.features & (UNIQD_FEAT_POOLS | UNIQD_FEAT_BATCH |
+				     UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS)) ==
+		      (UNIQD_FEAT_POOLS | UNIQD_FEAT_BATCH |
+		       UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS),
+		      "features %llx", (unsigned long long)v.features);
+		CHECK(v.max_key_len == 65536, "max_key_len %u", v.max_key_len);
+		CHECK(v.max_batch == UNIQD_BATCH_MAX, "max_batch %u", v.max_batch);
+		close(fd);
+	}
+
+	th_case("unattached file gets EBADFD") {
+		fd = ut_open();
+		check_unattached(fd);
+		close(fd);
+	}
+
+	th_case("create then attach") {
+		fd = ut_open();
+		CHECK_OK(ut_attach_full(fd, "attach-1", 0, &a));
+		CHECK(a.status == UNIQD_ATTACH_CREATED, "status %u", a.status);
+		CHECK(a.owner_uid == 0, "owner %u", a.owner_uid);
+		CHECK(a.mode == 0, "mode %u", a.mode);
+		CHECK(a.max_bytes == 1ULL << 30, "max_bytes %llu",
+		      (unsigned long long)a.max_bytes);
+		CHECK(a.max_entries == 1ULL << 24, "max_entries %llu",
+		      (unsigned long long)a.max_entries);
+		CHECK(a.max_classes == 4096, "max_classes %u", a.max_classes);
+
+		fd2 = ut_open();
+		/* Sharing flags and limits only apply at creation. */
+		memset(&a, 0, sizeof(a));
+		a.name = U64P("attach-1");
+		a.name_len = 8;
+		a.flags = UNIQD_ATTACH_SHARE_ALL;
+		a.max_entries = 5;
+		CHECK_OK(ioctl(fd2, UNIQD_IOC_ATTACH, &a));
+		CHECK(a.status == 0, "status %u", a.status);
+		CHECK(a.mode == 0, "mode %u", a.mode);
+		CHECK(a.max_entries == 1ULL << 24, "max_entries %llu",
+		      (unsigned long long)a.max_entries);
+
+		CHECK_OK(ut_stats(fd, &st));
+		CHECK(st.attached == 2, "attached %u", st.attached);
+		CHECK(st.max_entries == 1ULL << 24, "%llu",
+		      (unsigned long long)st.max_entries);
+		close(fd2);
+		CHECK_OK(ut_stats(fd, &st));
+		CHECK(st.attached == 1, "attached %u", st.attached);
+		close(fd);
+	}
+
+	th_case("EXISTING and NEW") {
+		fd = ut_open();
+		fd2 = ut_open();
+		fd3 = ut_open();
+		CHECK_ERR(ut_attach(fd, "attach-2", UNIQD_ATTACH_EXISTING), ENOENT);
+		CHECK_ERR(ut_attach(fd, "attach-2",
+				    UNIQD_ATTACH_EXISTING | UNIQD_ATTACH_NEW), EINVAL);
+		CHECK_OK(ut_attach_full(fd, "attach-2", UNIQD_ATTACH_NEW, &a));
+		CHECK(a.status == UNIQD_ATTACH_CREATED, "status %u", a.status);
+		CHECK_ERR(ut_attach(fd2, "attach-2", UNIQD_ATTACH_NEW), EEXIST);
+		CHECK_OK(ut_attach_full(fd2, "attach-2", UNIQD_ATTACH_EXISTING, &a));
+		CHECK(a.status == 0, "status %u", a.status);
+		/* Names are bytes: a prefix is another pool. */
+		CHECK_ERR(ut_attach(fd3, "attach-", UNIQD_ATTACH_EXISTING), ENOENT);
+		close(fd);
+		close(fd2);
+		close(fd3);
+	}
+
+	th_case("ATTACH on an attached file gets EBUSY") {
+		fd = ut_pool("attach-3", 0);
+		CHECK(fd >= 0, "attach: %s", strerror(errno));
+		CHECK_ERR(ut_attach(fd, "attach-3", 0), EBUSY);
+		CHECK_ERR(ut_attach(fd, "attach-other", 0), EBUSY);
+		CHECK_OK(ut_stats(fd, &st));
+		CHECK(st.attached == 1, "attached %u", st.attached);
+		close(fd);
+	}
+
+	th_case("bad arguments") {
+		char longname[UNIQD_POOL_NAME_MAX + 2];
+
+		fd = ut_open();
+		memset(&a, 0, sizeof(a));
+		a.name = U64P("x");
+		a.name_len = 1;
+		a.flags = 1U << 4;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EINVAL);
+		a.flags = ~0U;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EINVAL);
+		a.flags = 0;
+		a.name_len = 0;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EINVAL);
+		memset(longname, 'n', sizeof(longname));
+		a.name = U64P(longname);
+		a.name_len = UNIQD_POOL_NAME_MAX + 1;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), ENAMETOOLONG);
+		a.name_len = ~0U;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), ENAMETOOLONG);
+		a.name = 0;
+		a.name_len = 4;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EFAULT);
+		a.name = 0xffffffff81000000ULL;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EFAULT);
+
+		/* Limits above the module's maxima. */
+		a.name = U64P("attach-4");
+		a.name_len = 8;
+		a.max_bytes = (1ULL << 30) + 1;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EINVAL);
+		a.max_bytes = 0;
+		a.max_entries = (1ULL << 24) + 1;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EINVAL);
+		a.max_entries = 0;
+		a.max_classes = 4097;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EINVAL);
+		a.max_classes = 0;
+
+		/* None of that attached the file. */
+		check_unattached(fd);
+
+		/* The longest name works. */
+		memset(longname, 'L', sizeof(longname));
+		a.name = U64P(longname);
+		a.name_len = UNIQD_POOL_NAME_MAX;
+		CHECK_OK(ioctl(fd, UNIQD_IOC_ATTACH, &a));
+		CHECK(a.status == UNIQD_ATTACH_CREATED, "status %u", a.status);
+		close(fd);
+	}
+
+	th_case("binary names") {
+		static const char n1[4] = { 'a', 0, 'b', 0 };
+		static const char n2[4] = { 'a', 0, 'c', 0 };
+
+		fd = ut_open();
+		fd2 = ut_open();
+		memset(&a, 0, sizeof(a));
+		a.name = U64P(n1);
+		a.name_len = 4;
+		CHECK_OK(ioctl(fd, UNIQD_IOC_ATTACH, &a));
+		CHECK(a.status == UNIQD_ATTACH_CREATED, "status %u", a.status);
+		memset(&a, 0, sizeof(a));
+		a.name = U64P(n2);
+		a.name_len = 4;
+		CHECK_OK(ioctl(fd2, UNIQD_IOC_ATTACH, &a));
+		CHECK(a.status == UNIQD_ATTACH_CREATED, "status %u", a.status);
+		close(fd);
+		close(fd2);
+	}
+
+	th_case("ATTACH with an unwritable struct attaches nothing") {
+		struct uniqd_attach *ro;
+
+		ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHECK(ro != MAP_FAILED, "mmap");
+		memset(ro, 0, sizeof(*ro));
+		ro->name = U64P("attach-ro");
+		ro->name_len = 9;
+		mprotect(ro, 4096, PROT_READ);
+		fd = ut_open();
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, ro), EFAULT);
+		check_unattached(fd);
+		CHECK_ERR(ut_attach(fd, "attach-ro", UNIQD_ATTACH_EXISTING), ENOENT);
+		close(fd);
+		munmap(ro, 4096);
+	}
+
+	th_case("the last close frees the pool") {
+		fd = ut_pool("attach-5", UNIQD_ATTACH_NEW);
+		CHECK(fd >= 0, "attach: %s", strerror(errno));
+		fd2 = ut_pool("attach-5", UNIQD_ATTACH_EXISTING);
+		CHECK(fd2 >= 0, "attach: %s", strerror(errno));
+		close(fd);
+		/* Still alive through fd2. */
+		fd3 = ut_pool("attach-5", UNIQD_ATTACH_EXISTING);
+		CHECK(fd3 >= 0, "attach: %s", strerror(errno));
+		close(fd2);
+		close(fd3);
+		fd = ut_open();
+		CHECK_ERR(ut_attach(fd, "attach-5", UNIQD_ATTACH_EXISTING), ENOENT);
+		CHECK_OK(ut_attach_full(fd, "attach-5", UNIQD_ATTACH_NEW, &a));
+		close(fd);
+	}
+
+	th_case("a dup or a fork shares the attachment") {
+		pid_t pid;
+		int status;
+
+		fd = ut_pool("attach-6", 0);
+		fd2 = dup(fd);
+		CHECK_OK(ut_stats(fd2, &st));
+		CHECK(st.attached == 1, "attached %u", st.attached);
+		pid = fork();
+		if (!pid) {
+			struct uniqd_stats cst;
+
+			_exit(ut_stats(fd, &cst) || cst.attached != 1);
+		}
+		waitpid(pid, &status, 0);
+		CHECK(WIFEXITED(status) && !WEXITSTATUS(status), "child %d", status);
+		close(fd);
+		/* The struct file lives on in fd2. */
+		fd = ut_open();
+		CHECK_OK(ut_attach(fd, "attach-6", UNIQD_ATTACH_EXISTING));
+		close(fd);
+		close(fd2);
+	}
+
+	th_case("max_pools: ENOSPC, and usable again after a close") {
+		int fds[300];
+		int n = 0, i, last_errno = 0;
+
+		for (i = 0; i < 300; i++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "many-%d", i);
+			fds[n] = ut_pool(name, UNIQD_ATTACH_NEW);
+			if (fds[n] < 0) {
+				last_errno = errno;
+				break;
+			}
+			n++;
+		}
+		/* The module default is 256 pools; none other is alive now. */
+		CHECK(n == 256, "created %d pools", n);
+		CHECK(last_errno == ENOSPC, "errno %s", strerror(last_errno));
+		/* Attaching to an existing pool still works. */
+		fd = ut_pool("many-0", UNIQD_ATTACH_EXISTING);
+		CHECK(fd >= 0, "attach existing: %s", strerror(errno));
+		close(fd);
+		close(fds[--n]);
+		fd = ut_pool("many-new", UNIQD_ATTACH_NEW);
+		CHECK(fd >= 0, "attach: %s", strerror(errno));
+		close(fd);
+		while (n > 0)
+			close(fds[--n]);
+	}
+
+	return th_finish();
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small wrappers around the uniqd ioctls for the VM tests. Each returns
+ * what ioctl() returns (0, or -1 with errno set).
+ */
+#ifndef UNIQD_TESTS_UNIQD_TEST_H
+#define UNIQD_TESTS_UNIQD_TEST_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/uniqd.h>
+
+#define U64P(p) ((__u64)(uintptr_t)(p))
+
+static inline int ut_open(void)
+{
+	return open(UNIQD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+}
+
+static inline int ut_attach_full(int fd, const char *name, __u32 flags,
+				 struct uniqd_attach *out)
+{
+	struct uniqd_attach a;
+
+	if (!out)
+		out = &a;
+	memset(out, 0, sizeof(*out));
+	out->name = U64P(name);
+	out->name_len = strlen(name);
+	out->flags = flags;
+	return ioctl(fd, UNIQD_IOC_ATTACH, out);
+}
+
+static inline int ut_attach(int fd, const char *name, __u32 flags)
+{
+	return ut_attach_full(fd, name, flags, NULL);
+}
+
+/* A fresh fd attached to @name (created if absent), or -1. */
+static inline int ut_pool(const char *name, __u32 flags)
+{
+	int fd = ut_open();
+
+	if (fd < 0)
+		return -1;
+	if (ut_attach(fd, name, flags)) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static inline int ut_class_full(int fd, const char *name, __u32 flags,
+				__u32 *id, __u32 *status)
+{
+	struct uniqd_class c;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.name = U64P(name);
+	c.name_len = strlen(name);
+	c.flags = flags;
+	ret = ioctl(fd, UNIQD_IOC_CLASS, &c);
+	if (id)
+		*id = ret ? 0 : c.class_id;
+	if (status)
+		*status = ret ? 0 : c.status;
+	return ret;
+}
+
+/* The class id of @name (registered if needed), or 0. */
+static inline __u32 ut_class(int fd, const char *name)
+{
+	__u32 id = 0;
+
+	if (ut_class_full(fd, name, 0, &id, NULL))
+		return 0;
+	return id;
+}
+
+static inline int ut_key(int fd, unsigned long cmd, __u32 cls,
+			 const void *data, __u32 len, __u64 *handle,
+			 __u32 *status)
+{
+	struct uniqd_key k;
+	int ret;
+
+	memset(&k, 0, sizeof(k));
+	k.class_id = cls;
+	k.data = U64P(data);
+	k.len = len;
+	ret = ioctl(fd, cmd, &k);
+	if (handle)
+		*handle = ret ? 0 : k.handle;
+	if (status)
+		*status = ret ? 0 : k.status;
+	return ret;
+}
+
+static inline int ut_intern(int fd, __u32 cls, const void *data, __u32 len,
+			    __u64 *handle, __u32 *status)
+{
+	return ut_key(fd, UNIQD_IOC_INTERN, cls, data, len, handle, status);
+}
+
+static inline int ut_lookup(int fd, __u32 cls, const void *data, __u32 len,
+			    __u64 *handle, __u32 *status)
+{
+	return ut_key(fd, UNIQD_IOC_LOOKUP, cls, data, len, handle, status);
+}
+
+/* INTERN a C string; the handle, or 0. */
+static inline __u64 ut_s(int fd, __u32 cls, const char *s)
+{
+	__u64 h = 0;
+
+	if (ut_intern(fd, cls, s, strlen(s), &h, NULL))
+		return 0;
+	return h;
+}
+
+static inline int ut_resolve(int fd, __u64 handle, void *buf, __u32 buf_len,
+			     __u32 *len, __u32 *cls)
+{
+	struct uniqd_resolve r;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	r.handle = handle;
+	r.buf = U64P(buf);
+	r.buf_len = buf_len;
+	ret = ioctl(fd, UNIQD_IOC_RESOLVE, &r);
+	if (len)
+		*len = r.len;
+	if (cls)
+		*cls = r.class_id;
+	return ret;
+}
+
+static inline int ut_stats(int fd, struct uniqd_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	return ioctl(fd, UNIQD_IOC_STATS, st);
+}
+
+/* Arena bytes of one record of @len bytes (see Documentation/userspace-api.rst). */
+static inline __u64 ut_rec_size(__u64 len)
+{
+	return (16 + len + 7) & ~7ULL;
+}
+
+/*
+ * Run @fn in a child with the given credentials (groups may be NULL);
+ * returns the child's exit status, or -1.
+ */
+static inline int ut_run_as(uid_t uid, gid_t gid, int ngroups,
+			    const gid_t *groups, int (*fn)(void *), void *arg)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (setgroups(ngroups, groups) || setresgid(gid, gid, gid) ||
+		    setresuid(uid, uid, uid))
+			_exit(120);
+		_exit(fn(arg));
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#endif /* UNIQD_TESTS_UNIQD_TEST_H */

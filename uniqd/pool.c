@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uniqd: pools and the global registry of them.
+ *
+ * Pool names are global to the module. A pool lives while a file is
+ * attached to it: each attached file holds one reference, and the last
+ * release takes the registry mutex as it drops to zero
+ * (refcount_dec_and_mutex_lock()), so ATTACH never finds a dying pool.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/err.h>
+#include <linux/hashtable.h>
+#include <linux/jhash.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "keys.h"
+#include "pool.h"
+
+/* The registry: every live pool by name, and the id of the next one. */
+static DEFINE_MUTEX(uniqd_pools_mutex);
+static DEFINE_HASHTABLE(uniqd_pools, 8);
+static unsigned int uniqd_nr_pools;
+static u32 uniqd_next_pool_id = 1;	/* 0 once the ids ran out */
+
+static u32 uniqd_name_hash(const u8 *name, u32 len)
+{
+	return jhash(name, len, 0);
+}
+
+static struct uniqd_pool *uniqd_pool_find(const u8 *name, u32 len)
+{
+	struct uniqd_pool *pool;
+
+	lockdep_assert_held(&uniqd_pools_mutex);
+	hash_for_each_possible(uniqd_pools, pool, node,
+			       uniqd_name_hash(name, len)) {
+		if (pool->name_len == len && !memcmp(pool->name, name, len))
+			return pool;
+	}
+	return NULL;
+}
+
+/* Like a file: owner, then group if shared with it, then everyone. */
+static bool uniqd_pool_may_attach(const struct uniqd_pool *pool)
+{
+	if (uid_eq(current_fsuid(), pool->owner))
+		return true;
+	if (pool->mode & UNIQD_ATTACH_SHARE_ALL)
+		return true;
+	if ((pool->mode & UNIQD_ATTACH_SHARE_GROUP) && in_group_p(pool->group))
+		return true;
+	return capable(CAP_DAC_OVERRIDE);
+}
+
+/* Frees what uniqd_pool_new() got, complete or not. */
+static void uniqd_pool_free(struct uniqd_pool *pool)
+{
+	uniqd_classes_free(pool);
+	xa_destroy(&pool->entries);
+	uniqd_table_destroy(&pool->names);
+	uniqd_arena_destroy(&pool->arena);
+	if (!IS_ERR_OR_NULL(pool->hash_tfm))
+		uniqd_keys_tfm_free(pool->hash_tfm);
+	if (!IS_ERR_OR_NULL(pool->digest_tfm))
+		uniqd_keys_tfm_free(pool->digest_tfm);
+	free_percpu(pool->stats);
+	mutex_destroy(&pool->class_mutex);
+	kfree(pool);
+}
+
+static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
+{
+	struct uniqd_pool *pool;
+	int ret = -ENOMEM;
+
+	pool = kzalloc(sizeof(*pool), GFP_KERNEL_ACCOUNT);
+	if (!pool)
+		return ERR_PTR(-ENOMEM);
+	refcount_set(&pool->ref, 1);
+	INIT_HLIST_NODE(&pool->node);
+	pool->owner = current_fsuid();
+	pool->group = current_fsgid();
+	pool->mode = req->flags &
+		     (UNIQD_ATTACH_SHARE_GROUP | UNIQD_ATTACH_SHARE_ALL);
+	pool->max_bytes = req->max_bytes ?: uniqd_max_pool_bytes;
+	pool->max_entries = req->max_entries ?: uniqd_max_pool_entries;
+	pool->max_classes = req->max_classes ?: uniqd_max_pool_classes;
+	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
+	xa_init_flags(&pool->classes, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
+	mutex_init(&pool->class_mutex);
+	uniqd_arena_init(&pool->arena);
+	atomic64_set(&pool->arena_bytes, 0);
+	atomic64_set(&pool->nr_entries, 0);
+	atomic64_set(&pool->content_bytes, 0);
+	atomic_set(&pool->nr_classes, 0);
+	pool->name_len = req->name_len;
+	memcpy(pool->name, req->name, req->name_len);
+
+	if (uniqd_table_init(&pool->names))
+		goto fail;
+	pool->stats = alloc_percpu_gfp(struct uniqd_pcpu_stats,
+				       GFP_KERNEL_ACCOUNT);
+	if (!pool->stats)
+		goto fail;
+	pool->hash_tfm = uniqd_keys_tfm_keyed();
+	if (IS_ERR(pool->hash_tfm)) {
+		ret = PTR_ERR(pool->hash_tfm);
+		goto fail;
+	}
+	pool->digest_tfm = uniqd_keys_tfm_plain();
+	if (IS_ERR(pool->digest_tfm)) {
+		ret = PTR_ERR(pool->digest_tfm);
+		goto fail;
+	}
+	return pool;
+fail:
+	uniqd_pool_free(pool);
+	return ERR_PTR(ret);
+}
+
+/*
+ * Attach to the pool named in @req, creating it unless it exists (see the
+ * UNIQD_ATTACH_* flags; @req is validated by the caller). On success the
+ * caller owns one reference.
+ */
+int uniqd_pool_attach(const struct uniqd_attach_req *req,
+		      struct uniqd_pool **poolp, bool *created)
+{
+	struct uniqd_pool *pool;
+	int ret = 0;
+
+	*created = false;
+	mutex_lock(&uniqd_pools_mutex);
+	pool = uniqd_pool_find(req->name, req->name_len);
+	if (pool) {
+		if (req->flags & UNIQD_ATTACH_NEW)
+			ret = -EEXIST;
+		else if (!uniqd_pool_may_attach(pool))
+			ret = -EACCES;
+		else
+			refcount_inc(&pool->ref);
+		goto unlock;
+	}
+	if (req->flags & UNIQD_ATTACH_EXISTING) {
+		ret = -ENOENT;
+		goto unlock;
+	}
+	/* Out of pools, or out of pool ids for the module's life. */
+	if (uniqd_nr_pools >= uniqd_max_pools || !uniqd_next_pool_id) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	pool = uniqd_pool_new(req);
+	if (IS_ERR(pool)) {
+		ret = PTR_ERR(pool);
+		goto unlock;
+	}
+	pool->id = uniqd_next_pool_id++;
+	hash_add(uniqd_pools, &pool->node,
+		 uniqd_name_hash(pool->name, pool->name_len));
+	uniqd_nr_pools++;
+	*created = true;
+unlock:
+	mutex_unlock(&uniqd_pools_mutex);
+	if (!ret)
+		*poolp = pool;
+	return ret;
+}
+
+/* Drop a file's reference: the last one frees the pool. */
+void uniqd_pool_put(struct uniqd_pool *pool)
+{
+	if (!refcount_dec_and_mutex_lock(&pool->ref, &uniqd_pools_mutex))
+		return;
+	hash_del(&pool->node);
+	uniqd_nr_pools--;
+	mutex_unlock(&uniqd_pools_mutex);
+	uniqd_pool_free(pool);
+}
+
+void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
+{
+	struct uniqd_kclass *cls;
+	unsigned long id;
+	int cpu;
+
+	memset(st, 0, sizeof(*st));
+	for_each_possible_cpu(cpu) {
+		struct uniqd_pcpu_stats *s = per_cpu_ptr(pool->stats, cpu);
+
+		st->hits += READ_ONCE(s->hits);
+		st->misses += READ_ONCE(s->misses);
+	}
+	xa_for_each(&pool->classes, id, cls) {
+		u32 slots = uniqd_table_size(&cls->table);
+
+		st->table_slots += slots;
+		st->table_bytes += uniqd_table_bytes(slots);
+	}
+	st->class_slots = uniqd_table_size(&pool->names);
+	st->table_bytes += uniqd_table_bytes(st->class_slots);
+	st->entries = atomic64_read(&pool->nr_entries);
+	st->bytes = atomic64_read(&pool->content_bytes);
+	st->arena_bytes = atomic64_read(&pool->arena_bytes);
+	st->max_bytes = pool->max_bytes;
+	st->max_entries = pool->max_entries;
+	st->classes = atomic_read(&pool->nr_classes);
+	st->max_classes = pool->max_classes;
+	st->attached = refcount_read(&pool->ref);
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * uniqd: pools, the global registry of them, and their classes.
+ */
+#ifndef UNIQD_POOL_H
+#define UNIQD_POOL_H
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/refcount.h>
+#include <linux/uidgid.h>
+#include <linux/xarray.h>
+
+#include "arena.h"
+#include "table.h"
+#include "uniqd.h"
+
+struct crypto_shash;
+
+/*
+ * A class: its name record and its level-2 table of contents. Published
+ * once in pool->classes and never changed or freed before the pool.
+ * (Not "struct uniqd_class": the uapi header has that name.)
+ */
+struct uniqd_kclass {
+	struct uniqd_table table;	/* contents of this class */
+	u32 id;
+	struct uniqd_rec *name;		/* data = the name, idx = id */
+	atomic64_t entries;
+};
+
+struct uniqd_pcpu_stats {
+	u64 hits;
+	u64 misses;
+};
+
+struct uniqd_pool {
+	refcount_t ref;			/* one per attached file */
+	struct hlist_node node;		/* in uniqd_pools, under the mutex */
+	u32 id;				/* the high half of every handle */
+	kuid_t owner;
+	kgid_t group;
+	u32 mode;			/* UNIQD_ATTACH_SHARE_* */
+
+	u64 max_bytes;
+	u64 max_entries;
+	u32 max_classes;
+
+	struct crypto_shash *hash_tfm;	/* keyed: table keys */
+	struct crypto_shash *digest_tfm;	/* unkeyed: DIGEST */
+
+	struct xarray entries;		/* idx -> struct uniqd_rec */
+	struct xarray classes;		/* class id -> struct uniqd_kclass */
+	struct mutex class_mutex;	/* registers classes */
+	struct uniqd_table names;	/* level 1: class names */
+	struct uniqd_arena arena;
+
+	atomic64_t arena_bytes;		/* reserved record bytes (max_bytes) */
+	atomic64_t nr_entries;
+	atomic64_t content_bytes;
+	atomic_t nr_classes;
+	struct uniqd_pcpu_stats __percpu *stats;
+
+	u32 name_len;
+	u8 name[UNIQD_POOL_NAME_MAX];
+};
+
+/* Handles: the pool id above, the entry's index below. */
+static inline u64 uniqd_handle(const struct uniqd_pool *pool, u32 idx)
+{
+	return (u64)pool->id << 32 | idx;
+}
+
+struct uniqd_attach_req {
+	const u8 *name;
+	u32 name_len;
+	u32 flags;
+	u64 max_bytes;
+	u64 max_entries;
+	u32 max_classes;
+};
+
+int uniqd_pool_attach(const struct uniqd_attach_req *req,
+		      struct uniqd_pool **poolp, bool *created);
+void uniqd_pool_put(struct uniqd_pool *pool);
+void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st);
+
+/* class.c */
+int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
+		    bool create, u32 *id, bool *created);
+struct uniqd_kclass *uniqd_class_find(struct uniqd_pool *pool, u32 id);
+void uniqd_classes_free(struct uniqd_pool *pool);
+int uniqd_intern(struct uniqd_pool *pool, struct uniqd_kclass *cls,
+		 const void __user *udata, u32 len, bool create,
+		 u64 *handle, bool *created);
+struct uniqd_rec *uniqd_resolve(struct uniqd_pool *pool, u64 handle);
+
+#endif /* UNIQD_POOL_H */
