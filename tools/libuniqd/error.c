@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libuniqd: error names, meanings and the per-thread last-error sentence.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct uq_last {
+	bool set;
+	enum uq_call call;
+	int err;
+	bool has_pool;
+	uint32_t pool_len;
+	char pool[UNIQD_POOL_NAME_MAX];
+	char device[128];
+	uint32_t subject_len;
+	char subject[UNIQD_CLASS_NAME_MAX];
+	uint64_t num;
+	uint64_t limit;
+	char text[1536];
+};
+
+static __thread struct uq_last uq_last;
+
+int uq_fail(enum uq_call call, int err, const struct uq_failure *f)
+{
+	struct uq_last *l = &uq_last;
+	const void *name = NULL;
+	size_t name_len = 0;
+
+	l->set = true;
+	l->call = call;
+	l->err = err;
+	l->num = f ? f->num : 0;
+	l->limit = f ? f->limit : 0;
+	if (f && f->pool) {
+		name = f->pool->info.name;
+		name_len = f->pool->info.name_len;
+	} else if (f && f->name) {
+		name = f->name;
+		name_len = f->name_len;
+	}
+	l->has_pool = name != NULL;
+	if (name_len > sizeof(l->pool))
+		name_len = sizeof(l->pool);
+	if (name)
+		memcpy(l->pool, name, name_len);
+	l->pool_len = (uint32_t)name_len;
+	l->device[0] = '\0';
+	if (f && f->device)
+		snprintf(l->device, sizeof(l->device), "%s", f->device);
+	l->subject_len = 0;
+	if (f && f->subject) {
+		size_t n = f->subject_len < sizeof(l->subject) ?
+			   f->subject_len : sizeof(l->subject);
+		memcpy(l->subject, f->subject, n);
+		l->subject_len = (uint32_t)n;
+	}
+	errno = err;
+	return -1;
+}
+
+const char *uniqd_errname(int errnum)
+{
+	static __thread char other[16];
+
+	switch (errnum) {
+#define E(x) case x: return #x
+	E(EPERM); E(ENOENT); E(ESRCH); E(EINTR); E(EIO); E(ENXIO); E(E2BIG);
+	E(EBADF); E(EAGAIN); E(ENOMEM); E(EACCES); E(EFAULT); E(EBUSY);
+	E(EEXIST); E(ENODEV); E(ENOTDIR); E(EISDIR); E(EINVAL); E(ENFILE);
+	E(EMFILE); E(ENOTTY); E(EFBIG); E(ENOSPC); E(EROFS); E(ERANGE);
+	E(ENAMETOOLONG); E(ENOSYS); E(EOVERFLOW); E(EBADSLT); E(EBADFD);
+	E(EPROTO); E(EPROTONOSUPPORT); E(EOPNOTSUPP); E(ENOTCONN);
+	E(EDQUOT); E(ENOBUFS); E(ENOKEY); E(EKEYREJECTED); E(ESTALE);
+	E(ENOMSG); E(EIDRM); E(ENODATA); E(ETIMEDOUT); E(ECANCELED);
+	E(EMSGSIZE); E(ENOLCK); E(ELOOP);
+#undef E
+	case 0:
+		return "0";
+	}
+	snprintf(other, sizeof(other), "E%d", errnum);
+	return other;
+}
+
+const char *uniqd_strerror(int errnum)
+{
+	switch (errnum) {
+	case 0:
+		return "no error";
+	case ENOENT:
+		return "not found (no such pool, class, entry or handle; or no /dev/uniqd)";
+	case EACCES:
+	case EPERM:
+		return "access denied (the pool is private to its owner or group)";
+	case EEXIST:
+		return "the pool exists already";
+	case EINVAL:
+		return "invalid argument (a length, a flag or a reserved field)";
+	case E2BIG:
+		return "too big for this ABI or the module's limits";
+	case ENOSPC:
+		return "a limit of the pool or the module is reached";
+	case ENOMEM:
+		return "the kernel is out of memory (or the memory cgroup limit)";
+	case EBADSLT:
+		return "no such class id in this pool";
+	case ERANGE:
+		return "the output buffer is too small";
+	case ENOTTY:
+		return "not a uniqd device, or the module lacks this call";
+	case EBADFD:
+	case ENOTCONN:
+		return "the file descriptor is not attached to a pool";
+	case EBUSY:
+		return "the file descriptor is attached already";
+	case EFAULT:
+		return "a bad pointer was passed";
+	case ENODEV:
+	case ENXIO:
+		return "the uniqd module is not loaded";
+	case EPROTONOSUPPORT:
+		return "the module speaks another ABI version";
+	case EPROTO:
+		return "the module answered what the ABI does not allow";
+	case EMFILE:
+		return "too many open files (or pool handles in this process)";
+	default:
+		return strerror(errnum);
+	}
+}
+
+/* Append printf output to BUF (of SIZE) at *POS, never overflowing. */
+static void uq_add(char *buf, size_t size, size_t *pos, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void uq_add(char *buf, size_t size, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*pos >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *pos, size - *pos, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*pos = *pos + (size_t)n < size ? *pos + (size_t)n : size - 1;
+}
+
+/* Quote a name that may hold any bytes. */
+static void uq_add_quoted(char *buf, size_t size, size_t *pos,
+			  const char *s, size_t len)
+{
+	uq_add(buf, size, pos, "'");
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\'' || c == '\\')
+			uq_add(buf, size, pos, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			uq_add(buf, size, pos, "\\x%02x", c);
+		else
+			uq_add(buf, size, pos, "%c", c);
+	}
+	uq_add(buf, size, pos, "'");
+}
+
+static void uq_add_pool(struct uq_last *l, size_t *pos)
+{
+	if (!l->has_pool)
+		return;
+	uq_add(l->text, sizeof(l->text), pos, " in pool ");
+	uq_add_quoted(l->text, sizeof(l->text), pos, l->pool, l->pool_len);
+}
+
+/* The call, as the sentence's subject. */
+static void uq_add_call(struct uq_last *l, size_t *pos)
+{
+	char *t = l->text;
+	size_t n = sizeof(l->text);
+	const char *dev = l->device[0] ? l->device : UNIQD_DEVICE_PATH;
+
+	switch (l->call) {
+	case UQ_CALL_OPEN_DEVICE:
+		uq_add(t, n, pos, "open %s", dev);
+		break;
+	case UQ_CALL_VERSION:
+		uq_add(t, n, pos, "query the version of %s", dev);
+		break;
+	case UQ_CALL_ATTACH:
+		uq_add(t, n, pos, "attach to pool ");
+		uq_add_quoted(t, n, pos, l->pool, l->pool_len);
+		break;
+	case UQ_CALL_CLASS:
+	case UQ_CALL_CLASS_FIND:
+		uq_add(t, n, pos, l->call == UQ_CALL_CLASS ? "register class " :
+			"find class ");
+		uq_add_quoted(t, n, pos, l->subject, l->subject_len);
+		uq_add_pool(l, pos);
+		break;
+	case UQ_CALL_INTERN:
+		uq_add(t, n, pos, "intern under class %llu", (unsigned long long)l->num);
+		uq_add_pool(l, pos);
+		break;
+	case UQ_CALL_LOOKUP:
+		uq_add(t, n, pos, "look up under class %llu", (unsigned long long)l->num);
+		uq_add_pool(l, pos);
+		break;
+	case UQ_CALL_BATCH:
+		uq_add(t, n, pos, "batch intern (a key of class %llu)",
+		       (unsigned long long)l->num);
+		uq_add_pool(l, pos);
+		break;
+	case UQ_CALL_RESOLVE:
+		uq_add(t, n, pos, "resolve handle %#llx", (unsigned long long)l->num);
+		uq_add_pool(l, pos);
+		break;
+	case UQ_CALL_DIGEST:
+		uq_add(t, n, pos, "digest handle %#llx", (unsigned long long)l->num);
+		uq_add_pool(l, pos);
+		break;
+	case UQ_CALL_STATS:
+		uq_add(t, n, pos, "read the statistics");
+		uq_add_pool(l, pos);
+		break;
+	case UQ_CALL_CLASS_INFO:
+		uq_add(t, n, pos, "read class %llu", (unsigned long long)l->num);
+		uq_add_pool(l, pos);
+		break;
+	case UQ_CALL_ARGS:
+		uq_add(t, n, pos, "libuniqd call");
+		uq_add_pool(l, pos);
+		break;
+	case UQ_CALL_MEMORY:
+		uq_add(t, n, pos, "allocate library memory");
+		uq_add_pool(l, pos);
+		break;
+	}
+}
+
+/* What to do about it: specific to the call where it matters. */
+static void uq_add_hint(struct uq_last *l, size_t *pos)
+{
+	char *t = l->text;
+	size_t n = sizeof(l->text);
+	int e = l->err;
+
+#define HINT(...) uq_add(t, n, pos, ": " __VA_ARGS__)
+	switch (l->call) {
+	case UQ_CALL_OPEN_DEVICE:
+		if (e == ENOENT || e == ENODEV || e == ENXIO)
+			HINT("the uniqd module is not loaded: run 'modprobe uniqd' as root");
+		else if (e == EACCES || e == EPERM)
+			HINT("the device's permissions exclude you (the module makes it 0666; check the udev rule 60-uniqd.rules)");
+		return;
+	case UQ_CALL_VERSION:
+		if (e == ENOTTY)
+			HINT("this is not a uniqd device");
+		else if (e == EPROTONOSUPPORT)
+			HINT("the module speaks another ABI than libuniqd %s (ABI %d): install matching versions",
+			     LIBUNIQD_VERSION_STRING, UNIQD_ABI_VERSION);
+		return;
+	case UQ_CALL_ATTACH:
+		if (e == EACCES || e == EPERM) {
+			if (l->num)
+				HINT("the pool is private to uid %llu; ask its owner to create it shared (uniqdctl --share-group or --share-all; UNIQD_OPEN_SHARE_GROUP or _ALL)",
+				     (unsigned long long)(l->num - 1));
+			else
+				HINT("the pool belongs to another user and is not shared with you; ask its owner to create it shared (uniqdctl --share-group or --share-all; UNIQD_OPEN_SHARE_GROUP or _ALL)");
+		} else if (e == ENOENT) {
+			HINT("no pool of that name exists; open it without 'existing' (UNIQD_OPEN_EXISTING, uniqdctl --existing) to create it");
+		} else if (e == EEXIST) {
+			HINT("the pool exists already and a new one was asked for (UNIQD_OPEN_NEW, uniqdctl --new)");
+		} else if (e == EINVAL) {
+			HINT("a pool name is 1 to %d bytes; flags and limits must be valid",
+			     UNIQD_POOL_NAME_MAX);
+		} else if (e == ENOSPC || e == EMFILE || e == EUSERS) {
+			HINT("the module's limit on pools is reached (module parameter max_pools)");
+		} else if (e == E2BIG) {
+			HINT("a requested limit is above what the module allows");
+		}
+		return;
+	case UQ_CALL_CLASS:
+		if (e == ENOSPC)
+			HINT("the pool has its maximum of classes; create the pool with a larger max_classes");
+		else if (e == EINVAL)
+			HINT("a class name is 1 to %d bytes", UNIQD_CLASS_NAME_MAX);
+		break;
+	case UQ_CALL_CLASS_FIND:
+		if (e == ENOENT)
+			HINT("no class of that name is registered in this pool");
+		else if (e == EINVAL)
+			HINT("a class name is 1 to %d bytes", UNIQD_CLASS_NAME_MAX);
+		break;
+	case UQ_CALL_INTERN:
+	case UQ_CALL_LOOKUP:
+	case UQ_CALL_BATCH:
+		if (e == ENOENT && l->call != UQ_CALL_INTERN) {
+			HINT("not interned in this pool");
+			return;
+		}
+		if (e == EBADSLT) {
+			HINT("class %llu is not registered in this pool (class ids are per pool)",
+			     (unsigned long long)l->num);
+			return;
+		}
+		if (e == ENOSPC) {
+			if (l->limit)
+				HINT("the pool is full (max_entries %llu, or max_bytes); create it with larger limits",
+				     (unsigned long long)l->limit);
+			else
+				HINT("the pool is full (max_entries or max_bytes); create it with larger limits");
+			return;
+		}
+		if (e == E2BIG || e == EINVAL || e == EMSGSIZE) {
+			if (l->limit)
+				HINT("a key is at most %llu bytes (and flags must be zero)",
+				     (unsigned long long)l->limit);
+			else
+				HINT("a key is too long or a flag is invalid");
+			return;
+		}
+		break;
+	case UQ_CALL_RESOLVE:
+	case UQ_CALL_DIGEST:
+		if (e == ENOENT) {
+			HINT("no such handle in this pool (handles are per pool and die with it)");
+			return;
+		}
+		break;
+	case UQ_CALL_CLASS_INFO:
+		if (e == ENOENT || e == EBADSLT) {
+			HINT("no class %llu in this pool", (unsigned long long)l->num);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	/* Hints that hold for any pool call. */
+	if (e == ENOTTY)
+		HINT("the loaded module does not implement this call; upgrade it");
+	else if (e == ENOMEM)
+		HINT("the kernel (or the memory cgroup) is out of memory");
+	else if (e == EPROTO)
+		HINT("the module answered outside the ABI; report a bug");
+#undef HINT
+}
+
+const char *uniqd_last_error(void)
+{
+	struct uq_last *l = &uq_last;
+	int saved = errno;
+	size_t pos = 0;
+
+	if (!l->set)
+		return "no libuniqd call has failed in this thread";
+	uq_add_call(l, &pos);
+	uq_add(l->text, sizeof(l->text), &pos, ": %s (%s)", strerror(l->err),
+	       uniqd_errname(l->err));
+	uq_add_hint(l, &pos);
+	errno = saved;
+	return l->text;
+}

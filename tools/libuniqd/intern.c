@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libuniqd: interning and lookup, single and batched, behind a per-thread
+ * cache.
+ *
+ * The cache is direct-mapped: UQ_CACHE_SLOTS slots of one cache line each,
+ * indexed by the top bits of a 64-bit hash of (pool serial, class id,
+ * content). A slot keeps the full hash, the pool serial, the class id, the
+ * length, the content itself (inline up to UQ_INLINE_MAX bytes, in a
+ * malloc()ed copy up to UQ_HEAP_MAX; longer keys are never cached) and the
+ * handle. A hit compares all of them, the content with memcmp(): a hash
+ * match alone never returns a handle.
+ *
+ * Why a cached handle never goes stale: the kernel never reuses a handle
+ * during a pool's life and the pool lives at least as long as our attached
+ * file descriptor; the pool serial is unique per uniqd_open() in the process,
+ * so after uniqd_close() no slot can match again (the dead slots are simply
+ * overwritten later).
+ *
+ * Each thread owns its cache alone: a hit is a few loads, one memcmp() and
+ * no lock, atomic or system call. The cache is allocated on first use and
+ * freed by a pthread key destructor when the thread exits.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define UQ_CACHE_BITS	11
+#define UQ_CACHE_SLOTS	(1U << UQ_CACHE_BITS)
+#define UQ_INLINE_MAX	32
+#define UQ_HEAP_MAX	256
+
+struct uq_slot {
+	uint64_t hash;
+	uint64_t handle;	/* 0: empty */
+	uint32_t serial;
+	uint32_t class_id;
+	uint32_t len;
+	uint32_t pad;
+	union {
+		uint8_t bytes[UQ_INLINE_MAX];
+		uint8_t *heap;	/* len > UQ_INLINE_MAX */
+	} key;
+};
+_Static_assert(sizeof(struct uq_slot) == 64, "one cache line a slot");
+
+struct uq_cache {
+	struct uq_slot slots[UQ_CACHE_SLOTS];
+	uint64_t hits, misses, evictions;
+	uint32_t used;
+};
+
+static __thread struct uq_cache *uq_tls_cache
+	__attribute__((tls_model("initial-exec")));
+static pthread_key_t uq_cache_key;
+static pthread_once_t uq_cache_once = PTHREAD_ONCE_INIT;
+static bool uq_cache_key_ok;
+
+static void uq_cache_clear(struct uq_cache *c)
+{
+	for (uint32_t i = 0; i < UQ_CACHE_SLOTS; i++) {
+		struct uq_slot *s = &c->slots[i];
+
+		if (s->handle && s->len > UQ_INLINE_MAX)
+			free(s->key.heap);
+		memset(s, 0, sizeof(*s));
+	}
+	c->used = 0;
+}
+
+static void uq_cache_destroy(void *arg)
+{
+	struct uq_cache *c = arg;
+
+	if (!c)
+		return;
+	uq_cache_clear(c);
+	free(c);
+	uq_tls_cache = NULL;
+}
+
+static void uq_cache_key_init(void)
+{
+	uq_cache_key_ok = !pthread_key_create(&uq_cache_key, uq_cache_destroy);
+}
+
+/* The calling thread's cache, allocated on first use; NULL if impossible. */
+static struct uq_cache *uq_cache_new(void)
+{
+	struct uq_cache *c;
+
+	pthread_once(&uq_cache_once, uq_cache_key_init);
+	if (!uq_cache_key_ok)
+		return NULL;	/* without a destructor, the cache would leak */
+	if (posix_memalign((void **)&c, 64, sizeof(*c)))
+		return NULL;
+	memset(c, 0, sizeof(*c));
+	if (pthread_setspecific(uq_cache_key, c)) {
+		free(c);
+		return NULL;
+	}
+	uq_tls_cache = c;
+	return c;
+}
+
+static inline struct uq_slot *uq_cache_find(struct uq_cache *c, uint32_t serial,
+					    uint32_t class_id, const void *data,
+					    uint32_t len, uint64_t hash)
+{
+	struct uq_slot *s = &c->slots[hash >> (64 - UQ_CACHE_BITS)];
+
+	if (s->hash != hash || s->serial != serial || s->class_id != class_id ||
+	    s->len != len || !s->handle)
+		return NULL;
+	if (len && memcmp(len > UQ_INLINE_MAX ? s->key.heap : s->key.bytes, data, len))
+		return NULL;
+	return s;
+}
+
+static void uq_cache_put(struct uq_cache *c, uint32_t serial, uint32_t class_id,
+			 const void *data, uint32_t len, uint64_t hash,
+			 uint64_t handle)
+{
+	struct uq_slot *s = &c->slots[hash >> (64 - UQ_CACHE_BITS)];
+	uint8_t *old = s->handle && s->len > UQ_INLINE_MAX ? s->key.heap : NULL;
+	uint8_t *heap = NULL;
+
+	if (len > UQ_HEAP_MAX)
+		return;
+	if (len > UQ_INLINE_MAX) {
+		/* Every heap copy is UQ_HEAP_MAX bytes: reuse the old one. */
+		heap = old ? old : malloc(UQ_HEAP_MAX);
+		if (!heap)
+			return;
+		old = NULL;
+	}
+	free(old);
+	if (!s->handle)
+		c->used++;
+	else if (s->hash != hash)
+		c->evictions++;
+	if (heap) {
+		memcpy(heap, data, len);
+		s->key.heap = heap;
+	} else if (len) {
+		memcpy(s->key.bytes, data, len);
+	}
+	s->hash = hash;
+	s->serial = serial;
+	s->class_id = class_id;
+	s->len = len;
+	s->handle = handle;
+}
+
+int uniqd_cache_stats(struct uniqd_cache_stats *st)
+{
+	struct uq_cache *c = uq_tls_cache;
+
+	if (!st)
+		return uq_fail(UQ_CALL_ARGS, EINVAL, NULL);
+	memset(st, 0, sizeof(*st));
+	if (c) {
+		st->hits = c->hits;
+		st->misses = c->misses;
+		st->evictions = c->evictions;
+		st->slots = UQ_CACHE_SLOTS;
+		st->used = c->used;
+	}
+	return 0;
+}
+
+void uniqd_cache_clear(void)
+{
+	if (uq_tls_cache)
+		uq_cache_clear(uq_tls_cache);
+}
+
+/* ---- single keys --------------------------------------------------------- */
+
+/* The errno for a key longer than the ABI can carry (the kernel's choice). */
+#define UQ_E_KEYLEN	EINVAL
+
+uint64_t uniqd_intern_ex(uniqd_pool *pool, uint32_t class_id,
+			 const void *data, size_t len, unsigned int flags,
+			 unsigned int *status)
+{
+	bool lookup = flags & UNIQD_NOCREATE;
+	enum uq_call call = lookup ? UQ_CALL_LOOKUP : UQ_CALL_INTERN;
+	struct uq_cache *c = NULL;
+	struct uniqd_key k;
+	uint64_t hash = 0;
+
+	if (status)
+		*status = 0;
+	if (unlikely(!pool || (flags & ~(UNIQD_NOCREATE | UNIQD_NOCACHE)) ||
+		     (!data && len))) {
+		uq_fail(call, EINVAL, &(struct uq_failure){ .pool = pool, .num = class_id });
+		return 0;
+	}
+	if (unlikely(len > UINT32_MAX)) {
+		uq_fail(call, UQ_E_KEYLEN, &(struct uq_failure){
+			.pool = pool, .num = class_id, .limit = pool->max_key_len });
+		return 0;
+	}
+	if (likely(!pool->nocache && len <= UQ_HEAP_MAX)) {
+		c = uq_tls_cache;
+		if (unlikely(!c))
+			c = uq_cache_new();
+		if (likely(c)) {
+			hash = uq_key_hash(pool, class_id, data, len);
+			if (!(flags & UNIQD_NOCACHE)) {
+				struct uq_slot *s = uq_cache_find(c, pool->head.serial_,
+								  class_id, data,
+								  (uint32_t)len, hash);
+				if (s) {
+					c->hits++;
+					if (status)
+						*status = UNIQD_CACHED;
+					return s->handle;
+				}
+			}
+			c->misses++;
+		}
+	}
+
+	memset(&k, 0, sizeof(k));
+	k.class_id = class_id;
+	k.data = (uintptr_t)data;
+	k.len = (uint32_t)len;
+	if (uq_ioctl(pool, lookup ? UNIQD_IOC_LOOKUP : UNIQD_IOC_INTERN, &k) < 0) {
+		int err = errno;
+
+		if (lookup && err == ENOENT && status)
+			*status = UNIQD_ABSENT;
+		uq_fail(call, err, &(struct uq_failure){
+			.pool = pool, .num = class_id,
+			.limit = err == ENOSPC ? pool->info.max_entries : pool->max_key_len });
+		return 0;
+	}
+	if (unlikely(!k.handle)) {	/* the ABI promises non-zero */
+		uq_fail(call, EPROTO, &(struct uq_failure){ .pool = pool, .num = class_id });
+		return 0;
+	}
+	if (status && (k.status & UNIQD_STATUS_NEW))
+		*status = UNIQD_CREATED;
+	if (c)
+		uq_cache_put(c, pool->head.serial_, class_id, data, (uint32_t)len,
+			     hash, k.handle);
+	return k.handle;
+}
+
+uint64_t uniqd_intern(uniqd_pool *pool, uint32_t class_id, const void *data,
+		      size_t len)
+{
+	return uniqd_intern_ex(pool, class_id, data, len, 0, NULL);
+}
+
+uint64_t uniqd_intern_str(uniqd_pool *pool, uint32_t class_id, const char *s)
+{
+	if (!s) {
+		uq_fail(UQ_CALL_INTERN, EINVAL, &(struct uq_failure){ .pool = pool });
+		return 0;
+	}
+	return uniqd_intern_ex(pool, class_id, s, strlen(s), 0, NULL);
+}
+
+uint64_t uniqd_lookup(uniqd_pool *pool, uint32_t class_id, const void *data,
+		      size_t len)
+{
+	return uniqd_intern_ex(pool, class_id, data, len, UNIQD_NOCREATE, NULL);
+}
+
+/* ---- batches ------------------------------------------------------------- */
+
+/* Keys per kernel call: on the stack, so bounded below UNIQD_BATCH_MAX. */
+#define UQ_CHUNK 256
+
+size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
+			 size_t count, unsigned int flags)
+{
+	bool lookup = flags & UNIQD_NOCREATE;
+	bool use_cache = !(flags & UNIQD_NOCACHE);
+	struct uniqd_key keys[UQ_CHUNK];
+	uint64_t hashes[UQ_CHUNK];
+	uint32_t map[UQ_CHUNK];
+	struct uq_cache *c = NULL;
+	uint32_t chunk;
+	size_t i = 0;
+
+	if (!pool || (!items && count) ||
+	    (flags & ~(UNIQD_NOCREATE | UNIQD_NOCACHE))) {
+		uq_fail(UQ_CALL_BATCH, EINVAL, &(struct uq_failure){ .pool = pool });
+		return 0;
+	}
+	chunk = pool->max_batch < UQ_CHUNK ? pool->max_batch : UQ_CHUNK;
+	if (!pool->nocache) {
+		c = uq_tls_cache;
+		if (!c)
+			c = uq_cache_new();
+	}
+
+	while (i < count) {
+		struct uniqd_batch b;
+		uint32_t n = 0;
+		size_t j;
+
+		/* Answer what the cache knows; gather the rest for the kernel. */
+		for (j = i; j < count && n < chunk; j++) {
+			struct uniqd_item *it = &items[j];
+			uint64_t hash = 0;
+
+			it->status = 0;
+			it->handle = 0;
+			if (unlikely(it->len > UINT32_MAX || (!it->data && it->len))) {
+				if (n)
+					break;	/* send what we have, then fail here */
+				uq_fail(UQ_CALL_BATCH, it->data ? UQ_E_KEYLEN : EINVAL,
+					&(struct uq_failure){ .pool = pool,
+						.num = it->class_id,
+						.limit = pool->max_key_len });
+				return j;
+			}
+			if (c && it->len <= UQ_HEAP_MAX) {
+				hash = uq_key_hash(pool, it->class_id, it->data, it->len);
+				if (use_cache) {
+					struct uq_slot *s = uq_cache_find(c,
+						pool->head.serial_, it->class_id,
+						it->data, (uint32_t)it->len, hash);
+					if (s) {
+						c->hits++;
+						it->handle = s->handle;
+						it->status = UNIQD_CACHED;
+						continue;
+					}
+				}
+				c->misses++;
+			}
+			memset(&keys[n], 0, sizeof(keys[n]));
+			keys[n].class_id = it->class_id;
+			keys[n].data = (uintptr_t)it->data;
+			keys[n].len = (uint32_t)it->len;
+			hashes[n] = hash;
+			map[n] = (uint32_t)(j - i);
+			n++;
+		}
+
+		memset(&b, 0, sizeof(b));
+		b.keys = (uintptr_t)keys;
+		b.count = n;
+		b.key_size = sizeof(struct uniqd_key);
+		b.flags = lookup ? UNIQD_BATCH_LOOKUP : 0;
+		while (b.done < n) {
+			int err;
+
+			if (uq_ioctl(pool, UNIQD_IOC_INTERN_BATCH, &b) == 0) {
+				if (b.done != n) {	/* the ABI says all of them */
+					err = EPROTO;
+					goto fail;
+				}
+				break;
+			}
+			err = errno;
+			if (b.done >= n)	/* nonsense from the kernel */
+				err = EPROTO;
+			else if (lookup && err == ENOENT) {
+				/* An absent key is an answer, not a failure. */
+				keys[b.done].handle = 0;
+				b.done++;
+				continue;
+			}
+fail:
+			for (uint32_t k = 0; k < b.done && k < n; k++) {
+				struct uniqd_item *it = &items[i + map[k]];
+
+				it->handle = keys[k].handle;
+				it->status = keys[k].status & UNIQD_STATUS_NEW ?
+					     UNIQD_CREATED : 0;
+			}
+			if (b.done >= n)
+				b.done = n - 1;
+			uq_fail(UQ_CALL_BATCH, err, &(struct uq_failure){
+				.pool = pool, .num = keys[b.done].class_id,
+				.limit = err == ENOSPC ? pool->info.max_entries
+						       : pool->max_key_len });
+			return i + map[b.done];
+		}
+
+		for (uint32_t k = 0; k < n; k++) {
+			struct uniqd_item *it = &items[i + map[k]];
+
+			it->handle = keys[k].handle;
+			if (!keys[k].handle) {
+				if (!lookup) {	/* the ABI promises non-zero */
+					uq_fail(UQ_CALL_BATCH, EPROTO,
+						&(struct uq_failure){ .pool = pool });
+					return i + map[k];
+				}
+				it->status = UNIQD_ABSENT;
+				continue;
+			}
+			it->status = keys[k].status & UNIQD_STATUS_NEW ?
+				     UNIQD_CREATED : 0;
+			if (c && it->len <= UQ_HEAP_MAX)
+				uq_cache_put(c, pool->head.serial_, it->class_id,
+					     it->data, (uint32_t)it->len, hashes[k],
+					     keys[k].handle);
+		}
+		i = j;
+	}
+	return count;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libuniqd internals shared by its source files. Nothing here is exported:
+ * the shared library's version script (libuniqd.map) exports uniqd_* only.
+ */
+#ifndef LIBUNIQD_INTERNAL_H
+#define LIBUNIQD_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <linux/uniqd.h>
+
+#include "hash.h"
+#include "libuniqd.h"
+
+#define UQ_HIDDEN __attribute__((visibility("hidden")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Which call failed, for uniqd_last_error(). */
+enum uq_call {
+	UQ_CALL_OPEN_DEVICE,
+	UQ_CALL_VERSION,
+	UQ_CALL_ATTACH,
+	UQ_CALL_CLASS,
+	UQ_CALL_CLASS_FIND,
+	UQ_CALL_INTERN,
+	UQ_CALL_LOOKUP,
+	UQ_CALL_BATCH,
+	UQ_CALL_RESOLVE,
+	UQ_CALL_DIGEST,
+	UQ_CALL_STATS,
+	UQ_CALL_CLASS_INFO,
+	UQ_CALL_ARGS,		/* the library refused the arguments */
+	UQ_CALL_MEMORY,		/* malloc in the library */
+};
+
+/* A registered class name the pool has seen (the UNIQD_CLASS slow path). */
+struct uq_class_name {
+	uint64_t hash;
+	uint32_t id;
+	uint32_t len;
+	char *name;
+};
+
+struct uniqd_pool {
+	struct uniqd_pool_head_ head;	/* first: read by uniqd_class_cached() */
+	int fd;
+	bool nocache;
+	uint32_t max_key_len;
+	uint32_t max_batch;
+	struct uniqd_pool_info info;
+
+	/* name -> id of the classes this handle has registered or found. */
+	pthread_mutex_t class_lock;
+	struct uq_class_name *classes;	/* open addressing, power of two */
+	uint32_t class_cap;
+	uint32_t class_count;
+};
+
+/*
+ * The system calls, in their own object file so that a native test can link
+ * its own (a fake device) in front of libuniqd.a.
+ */
+int uq_sys_open(const char *path, int flags) UQ_HIDDEN;
+int uq_sys_ioctl(int fd, unsigned long request, void *arg) UQ_HIDDEN;
+int uq_sys_close(int fd) UQ_HIDDEN;
+
+/* ioctl, retried on EINTR (every uniqd call is idempotent or restartable). */
+int uq_ioctl(const uniqd_pool *pool, unsigned long request, void *arg) UQ_HIDDEN;
+
+/* What uniqd_last_error() says about a failure, beyond the call and errno. */
+struct uq_failure {
+	const uniqd_pool *pool;		/* its name is quoted */
+	const void *name;		/* or the pool name itself (before attach) */
+	size_t name_len;
+	const char *device;		/* the device path, for OPEN_DEVICE */
+	const void *subject;		/* a class name */
+	size_t subject_len;
+	uint64_t num;			/* a class id or a handle */
+	uint64_t limit;			/* a limit that was hit (0: none known) */
+};
+
+/*
+ * Record a failure for uniqd_last_error() and set errno = ERR. Returns -1.
+ * Only the slow paths call it: the record is formatted lazily.
+ */
+int uq_fail(enum uq_call call, int err, const struct uq_failure *f) UQ_HIDDEN;
+
+/* Allocate a pool serial: unique in the process, never 0. 0 when exhausted. */
+uint32_t uq_new_serial(void) UQ_HIDDEN;
+
+static inline uint64_t uq_key_hash(const uniqd_pool *pool, uint32_t class_id,
+				   const void *data, size_t len)
+{
+	return uq_hash(data, len,
+		       ((uint64_t)pool->head.serial_ << 32) | class_id);
+}
+
+#endif /* LIBUNIQD_INTERNAL_H */

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libuniqd: the userspace library of uniqd, a shared interning service for
+ * compiler processes (/dev/uniqd).
+ *
+ *	uniqd_pool *p = uniqd_open("build-42", 0);
+ *	uint32_t cls = UNIQD_CLASS(p, "builtin.integer");
+ *	uint64_t h = uniqd_intern(p, cls, "i32", 3);
+ *
+ * Equal (class, content) gives the equal non-zero 64-bit handle in every
+ * process attached to the same pool. Handles are never reused during a
+ * pool's life, so the library keeps a per-thread cache in front of the
+ * kernel: re-interning recently seen content makes no system call and takes
+ * no lock.
+ *
+ * Errors: functions returning a handle or a class id return 0 on failure,
+ * the others -1 (or NULL); errno says why and uniqd_last_error() gives a
+ * sentence naming the call, the pool, the errno and what to do about it.
+ *
+ * Every function may be called from many threads on the same uniqd_pool at
+ * once, except uniqd_close(), which must be the pool's last use.
+ *
+ * See libuniqd(3), uniqd(4) and Documentation/libuniqd.rst.
+ */
+#ifndef LIBUNIQD_H
+#define LIBUNIQD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LIBUNIQD_VERSION_MAJOR	1
+#define LIBUNIQD_VERSION_MINOR	0
+#define LIBUNIQD_VERSION_PATCH	0
+#define LIBUNIQD_VERSION_STRING	"1.0.0"
+
+/* The size of a digest (the same value as the kernel header's). */
+#ifndef UNIQD_DIGEST_SIZE
+#define UNIQD_DIGEST_SIZE	32
+#endif
+
+/* An open /dev/uniqd file descriptor attached to one pool. Opaque. */
+typedef struct uniqd_pool uniqd_pool;
+
+/* ---- opening a pool ------------------------------------------------------ */
+
+/* uniqd_open() flags. Without EXISTING or NEW the pool is created if absent. */
+#define UNIQD_OPEN_EXISTING	(1U << 0)	/* ENOENT if the pool is absent */
+#define UNIQD_OPEN_NEW		(1U << 1)	/* EEXIST if the pool is present */
+#define UNIQD_OPEN_SHARE_GROUP	(1U << 2)	/* a new pool: our group may attach */
+#define UNIQD_OPEN_SHARE_ALL	(1U << 3)	/* a new pool: anyone may attach */
+#define UNIQD_OPEN_NOCACHE	(1U << 16)	/* bypass the per-thread cache */
+
+/* Limits asked for a new pool; 0 takes the module's default. */
+struct uniqd_limits {
+	uint64_t max_bytes;	/* content memory of the pool */
+	uint64_t max_entries;	/* interned entries */
+	uint32_t max_classes;	/* registered classes */
+	uint32_t reserved;	/* zero */
+};
+
+/*
+ * Open the device and attach to the pool NAME (a C string). Returns NULL
+ * with errno set on failure.
+ */
+uniqd_pool *uniqd_open(const char *name, unsigned int flags);
+
+/*
+ * The general form: DEVICE (NULL: /dev/uniqd), the pool name as NAME_LEN
+ * bytes (any bytes, 1..255), LIMITS for a pool this call creates (NULL:
+ * the module's defaults).
+ */
+uniqd_pool *uniqd_open_ex(const char *device, const void *name,
+			  size_t name_len, unsigned int flags,
+			  const struct uniqd_limits *limits);
+
+/* Close the file descriptor; the pool is freed when its last one closes. */
+int uniqd_close(uniqd_pool *pool);
+
+/* The pool's /dev/uniqd file descriptor (for poll-free ioctl users). */
+int uniqd_fd(const uniqd_pool *pool);
+
+/* What the device reports (UNIQD_IOC_VERSION). */
+struct uniqd_device_info {
+	uint32_t abi_version;	/* UNIQD_ABI_VERSION of the module */
+	uint32_t max_key_len;	/* content bytes per key */
+	uint64_t features;	/* UNIQD_FEAT_* bits of <linux/uniqd.h> */
+	uint32_t max_pool_name;
+	uint32_t max_class_name;
+	uint32_t max_batch;	/* keys per kernel batch call */
+	uint32_t reserved;
+};
+
+/* Ask DEVICE (NULL: /dev/uniqd) without attaching to any pool. */
+int uniqd_device_info(const char *device, struct uniqd_device_info *info);
+
+struct uniqd_pool_info {
+	struct uniqd_device_info device;
+	uint64_t max_bytes;	/* the pool's effective limits */
+	uint64_t max_entries;
+	uint32_t max_classes;
+	uint32_t owner_uid;	/* the uid that created the pool */
+	uint32_t mode;		/* UNIQD_OPEN_SHARE_* bits of the pool */
+	uint32_t created;	/* 1 if this uniqd_open() created the pool */
+	uint32_t name_len;
+	char name[256];		/* the pool name, NUL-terminated */
+};
+
+/* What the pool was opened with; makes no system call. */
+int uniqd_pool_info(const uniqd_pool *pool, struct uniqd_pool_info *info);
+
+/* ---- classes ------------------------------------------------------------ */
+
+/* uniqd_class_n() flags. */
+#define UNIQD_CLASS_FIND	(1U << 0)	/* do not register: ENOENT if absent */
+
+/*
+ * The id (non-zero, dense, per pool) of the class NAME, registering it if
+ * needed. Returns 0 with errno set on failure.
+ */
+uint32_t uniqd_class(uniqd_pool *pool, const char *name);
+uint32_t uniqd_class_n(uniqd_pool *pool, const void *name, size_t len,
+		       unsigned int flags);
+
+/*
+ * UNIQD_CLASS(pool, "name"): the class id for a call site, kept in a static
+ * per call site and filled once, thread-safely, on first use (one
+ * load-acquire and a compare afterwards). The static remembers which pool
+ * it was filled for; called with another pool it resolves again (without a
+ * system call when that pool already knows the name). NAME must be the same
+ * string every time the call site runs (a literal). Returns 0 with errno
+ * set on failure, like uniqd_class(). Needs GCC or Clang (a statement
+ * expression); elsewhere use UNIQD_CLASS_SLOT() and uniqd_class_cached().
+ */
+struct uniqd_class_slot {
+	uint64_t word;		/* pool serial << 32 | class id; atomic */
+};
+
+#define UNIQD_CLASS_SLOT(var)	static struct uniqd_class_slot var
+
+#define UNIQD_CLASS(pool, name)						\
+	__extension__ ({						\
+		static struct uniqd_class_slot uniqd_class_slot_;	\
+		uniqd_class_cached((pool), &uniqd_class_slot_, (name));	\
+	})
+
+/* Implementation details of uniqd_class_cached(); do not use directly. */
+struct uniqd_pool_head_ {
+	uint32_t serial_;	/* unique per uniqd_open() in this process */
+};
+uint32_t uniqd_class_cached_slow_(uniqd_pool *pool,
+				  struct uniqd_class_slot *slot,
+				  const char *name);
+
+static inline uint32_t uniqd_class_cached(uniqd_pool *pool,
+					  struct uniqd_class_slot *slot,
+					  const char *name)
+{
+	uint64_t w = __atomic_load_n(&slot->word, __ATOMIC_ACQUIRE);
+
+	if (pool && (uint32_t)(w >> 32) ==
+	    ((const struct uniqd_pool_head_ *)(const void *)pool)->serial_)
+		return (uint32_t)w;
+	return uniqd_class_cached_slow_(pool, slot, name);
+}
+
+/* A class's name and size (UNIQD_IOC_CLASS_INFO). */
+struct uniqd_class_desc {
+	uint32_t class_id;
+	uint32_t name_len;
+	uint64_t entries;	/* entries interned under the class */
+	char name[256];		/* NUL-terminated */
+};
+
+/* ENOENT (or EBADSLT, per the module) when CLASS_ID is not registered. */
+int uniqd_class_info(uniqd_pool *pool, uint32_t class_id,
+		     struct uniqd_class_desc *desc);
+
+/* ---- interning ---------------------------------------------------------- */
+
+/*
+ * The handle of (CLASS_ID, DATA[0..LEN)), interning it if new. Returns 0
+ * with errno set on failure.
+ */
+uint64_t uniqd_intern(uniqd_pool *pool, uint32_t class_id, const void *data,
+		      size_t len);
+
+/* uniqd_intern() of a C string (without its NUL). */
+uint64_t uniqd_intern_str(uniqd_pool *pool, uint32_t class_id,
+			  const char *s);
+
+/* The handle if interned already; 0 with errno ENOENT if not. */
+uint64_t uniqd_lookup(uniqd_pool *pool, uint32_t class_id, const void *data,
+		      size_t len);
+
+/* uniqd_intern_ex() and uniqd_intern_many() flags. */
+#define UNIQD_NOCREATE		(1U << 0)	/* look up only, never intern */
+#define UNIQD_NOCACHE		(1U << 1)	/* ask the kernel, skip the cache */
+
+/* Status bits (out). */
+#define UNIQD_CREATED		(1U << 0)	/* this call interned the content */
+#define UNIQD_ABSENT		(1U << 1)	/* NOCREATE: not interned (handle 0) */
+#define UNIQD_CACHED		(1U << 2)	/* answered by the per-thread cache */
+
+/* uniqd_intern() with FLAGS; *STATUS (may be NULL) gets UNIQD_* bits. */
+uint64_t uniqd_intern_ex(uniqd_pool *pool, uint32_t class_id,
+			 const void *data, size_t len, unsigned int flags,
+			 unsigned int *status);
+
+/* One key of uniqd_intern_many(). */
+struct uniqd_item {
+	const void *data;	/* in */
+	size_t len;		/* in */
+	uint32_t class_id;	/* in */
+	uint32_t status;	/* out: UNIQD_CREATED, UNIQD_ABSENT, UNIQD_CACHED */
+	uint64_t handle;	/* out */
+};
+
+/*
+ * Intern (or with UNIQD_NOCREATE look up) ITEMS[0..COUNT) in as few system
+ * calls as the kernel's batch size allows. Returns the number of items
+ * completed: COUNT on success; less on failure, with errno set and
+ * ITEMS[return value] the failing item. Under UNIQD_NOCREATE an absent key
+ * is not a failure: it gets handle 0 and UNIQD_ABSENT.
+ */
+size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
+			 size_t count, unsigned int flags);
+
+/* ---- handles ------------------------------------------------------------ */
+
+/*
+ * Copy the content of HANDLE into BUF (at most BUF_LEN bytes) and store its
+ * class in *CLASS_ID (may be NULL). Returns the content length; when that
+ * is more than BUF_LEN nothing useful was copied: call again with a buffer
+ * that large. Returns -1 with errno set on failure (ENOENT: no such handle).
+ */
+ssize_t uniqd_resolve(uniqd_pool *pool, uint64_t handle, void *buf,
+		      size_t buf_len, uint32_t *class_id);
+
+/*
+ * The content of HANDLE in a new malloc()ed buffer, NUL-terminated for
+ * convenience (the NUL is not counted in *LEN). NULL with errno on failure.
+ */
+void *uniqd_resolve_alloc(uniqd_pool *pool, uint64_t handle, size_t *len,
+			  uint32_t *class_id);
+
+/*
+ * The identity of HANDLE beyond this machine: BLAKE3-256 of
+ * le32(class name length) || class name || content.
+ */
+int uniqd_digest(uniqd_pool *pool, uint64_t handle,
+		 uint8_t digest[UNIQD_DIGEST_SIZE]);
+
+/* ---- statistics --------------------------------------------------------- */
+
+struct uniqd_pool_stats {
+	uint64_t entries;	/* interned entries (not counting class names) */
+	uint64_t bytes;		/* content bytes of those entries */
+	uint64_t arena_bytes;	/* arena memory used */
+	uint64_t table_bytes;	/* memory of all hash tables */
+	uint64_t hits;		/* INTERN/LOOKUP calls that found an entry */
+	uint64_t misses;	/* INTERN that created, LOOKUP that did not find */
+	uint64_t table_slots;
+	uint64_t max_bytes;
+	uint64_t max_entries;
+	uint32_t classes;
+	uint32_t max_classes;
+	uint32_t class_slots;
+	uint32_t attached;	/* file descriptors attached now */
+};
+
+int uniqd_stats(uniqd_pool *pool, struct uniqd_pool_stats *stats);
+
+/* The calling thread's cache (all pools together). */
+struct uniqd_cache_stats {
+	uint64_t hits;		/* answered without a system call */
+	uint64_t misses;	/* went to the kernel */
+	uint64_t evictions;	/* a slot was overwritten */
+	uint32_t slots;		/* slots in this thread's cache (0: none yet) */
+	uint32_t used;		/* slots holding an entry */
+};
+
+int uniqd_cache_stats(struct uniqd_cache_stats *stats);
+
+/* Forget everything the calling thread's cache holds (never needed for
+ * correctness; for measurements). */
+void uniqd_cache_clear(void);
+
+/* ---- errors ------------------------------------------------------------- */
+
+/* "EACCES" for EACCES; "E<number>" for an errno the library does not know. */
+const char *uniqd_errname(int errnum);
+
+/* What ERRNUM means from a uniqd call, in one phrase. */
+const char *uniqd_strerror(int errnum);
+
+/*
+ * The last failure of a libuniqd call in this thread, as a sentence:
+ * "attach to pool 'x': Permission denied (EACCES): the pool is private to
+ * uid 1000; ask its owner to create it with UNIQD_OPEN_SHARE_GROUP".
+ * Valid until the thread's next failing libuniqd call.
+ */
+const char *uniqd_last_error(void);
+
+/* The library's version, "1.0.0". */
+const char *uniqd_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBUNIQD_H */
