@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BLAKE3, written from the specification ("BLAKE3: one function, fast
+ * everywhere", J. O'Connor, J.-P. Aumasson, S. Neves, Z. Wilcox-O'Hearn,
+ * 2020): portable C, no allocation, the same file for the kernel module and
+ * for userspace (through blake3_compat.h).
+ *
+ * The input is split into 1 KiB chunks; each chunk is compressed block by
+ * block into a chaining value (CV), and CVs are merged pairwise into a
+ * left-balanced binary tree whose root is compressed once more, with the
+ * ROOT flag, for every 64 bytes of output.
+ *
+ * Tree bookkeeping follows the specification's incremental algorithm: after
+ * chunk number t (counting from 1) is complete, its CV is merged with the
+ * top of the CV stack once for every trailing zero bit of t and then pushed,
+ * so the stack always holds popcount(t) CVs, one per complete subtree. A
+ * completed chunk is only merged once more input shows it is not the last
+ * one, because the last chunk (and, if it is alone, the root) needs
+ * different flags. With room for d CVs any t up to 2^(d + 1) - 2 fits, so
+ * d slots absorb up to 2^(d + 1) - 1 chunks; update() checks the length up
+ * front and never writes past the stack. finup() borrows extra slots on its
+ * own stack frame for the remaining input and then folds the whole stack.
+ */
+#ifdef __KERNEL__
+#include <linux/bitops.h>
+#include <linux/errno.h>
+#include <linux/string.h>
+#endif
+
+#include "blake3.h"
+
+/* Domain separation flags, from the specification. */
+#define B3_CHUNK_START		(1U << 0)
+#define B3_CHUNK_END		(1U << 1)
+#define B3_PARENT		(1U << 2)
+#define B3_ROOT			(1U << 3)
+#define B3_KEYED_HASH		(1U << 4)
+#define B3_DERIVE_KEY_CONTEXT	(1U << 5)
+#define B3_DERIVE_KEY_MATERIAL	(1U << 6)
+
+#define B3_BLOCK_LEN		UNIQD_BLAKE3_BLOCK_LEN
+#define B3_CHUNK_LEN		UNIQD_BLAKE3_CHUNK_LEN
+#define B3_BLOCKS_PER_CHUNK	(B3_CHUNK_LEN / B3_BLOCK_LEN)
+#define B3_CV_BYTES		32
+
+/* Values of uniqd_blake3_hasher.status */
+#define B3_STATUS_OVERFLOW	1	/* update() went past the bound */
+#define B3_STATUS_SPENT		2	/* consumed by finup() */
+
+/* Extra CV slots that finup() keeps on its stack frame (at least one). */
+#if UNIQD_BLAKE3_FINUP_DEPTH - UNIQD_BLAKE3_STREAM_DEPTH > 0
+#define B3_EXT_DEPTH	(UNIQD_BLAKE3_FINUP_DEPTH - UNIQD_BLAKE3_STREAM_DEPTH)
+#else
+#define B3_EXT_DEPTH	1
+#endif
+
+/* The IV is the SHA-256 initial hash value. */
+static const u32 b3_iv[8] = {
+	0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+	0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+};
+
+/*
+ * Message word order of each of the seven rounds: row 0 is the identity and
+ * each row is the previous one put through the specification's permutation
+ * (2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8).
+ */
+static const u8 b3_schedule[7][16] = {
+	{ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 },
+	{ 2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8 },
+	{ 3, 4, 10, 12, 13, 2, 7, 14, 6, 5, 9, 0, 11, 15, 8, 1 },
+	{ 10, 7, 12, 9, 14, 3, 13, 15, 4, 0, 11, 2, 5, 8, 1, 6 },
+	{ 12, 13, 9, 11, 15, 10, 14, 8, 7, 2, 5, 3, 0, 1, 6, 4 },
+	{ 9, 14, 11, 5, 8, 12, 15, 1, 13, 3, 0, 10, 2, 6, 4, 7 },
+	{ 11, 15, 5, 0, 1, 9, 8, 6, 14, 10, 2, 12, 3, 4, 7, 13 },
+};
+
+/*
+ * Everything needed to compress a node once more: the root node's output
+ * block i is this compression with counter i and the ROOT flag added.
+ */
+struct b3_node {
+	u32 cv[8];
+	u32 m[16];
+	u64 counter;
+	u32 block_len;
+	u32 flags;
+};
+
+/* The quarter-round on state words a, b, c, d with message words x, y. */
+#define B3_G(v, a, b, c, d, x, y)					\
+	do {								\
+		v[a] = v[a] + v[b] + (x);				\
+		v[d] = ror32(v[d] ^ v[a], 16);				\
+		v[c] = v[c] + v[d];					\
+		v[b] = ror32(v[b] ^ v[c], 12);				\
+		v[a] = v[a] + v[b] + (y);				\
+		v[d] = ror32(v[d] ^ v[a], 8);				\
+		v[c] = v[c] + v[d];					\
+		v[b] = ror32(v[b] ^ v[c], 7);				\
+	} while (0)
+
+/*
+ * Round r: columns, then diagonals. Macros rather than functions so the
+ * schedule lookups are constants whatever the compiler decides to inline.
+ */
+#define B3_ROUND(v, m, r)						\
+	do {								\
+		const u8 *s_ = b3_schedule[r];				\
+									\
+		B3_G(v, 0, 4, 8, 12, m[s_[0]], m[s_[1]]);		\
+		B3_G(v, 1, 5, 9, 13, m[s_[2]], m[s_[3]]);		\
+		B3_G(v, 2, 6, 10, 14, m[s_[4]], m[s_[5]]);		\
+		B3_G(v, 3, 7, 11, 15, m[s_[6]], m[s_[7]]);		\
+		B3_G(v, 0, 5, 10, 15, m[s_[8]], m[s_[9]]);		\
+		B3_G(v, 1, 6, 11, 12, m[s_[10]], m[s_[11]]);		\
+		B3_G(v, 2, 7, 8, 13, m[s_[12]], m[s_[13]]);		\
+		B3_G(v, 3, 4, 9, 14, m[s_[14]], m[s_[15]]);		\
+	} while (0)
+
+/*
+ * The compression function. All 16 output words are produced: the first
+ * eight are the new chaining value, all 16 are root output. @out must not
+ * overlap @cv or @m.
+ */
+static void b3_compress(u32 out[16], const u32 cv[8], const u32 m[16],
+			u64 counter, u32 block_len, u32 flags)
+{
+	u32 v[16];
+	unsigned int i;
+
+	for (i = 0; i < 8; i++)
+		v[i] = cv[i];
+	for (i = 0; i < 4; i++)
+		v[i + 8] = b3_iv[i];
+	v[12] = (u32)counter;
+	v[13] = (u32)(counter >> 32);
+	v[14] = block_len;
+	v[15] = flags;
+
+	B3_ROUND(v, m, 0);
+	B3_ROUND(v, m, 1);
+	B3_ROUND(v, m, 2);
+	B3_ROUND(v, m, 3);
+	B3_ROUND(v, m, 4);
+	B3_ROUND(v, m, 5);
+	B3_ROUND(v, m, 6);
+
+	for (i = 0; i < 8; i++) {
+		out[i] = v[i] ^ v[i + 8];
+		out[i + 8] = v[i + 8] ^ cv[i];
+	}
+}
+
+/*
+ * Little-endian words at any alignment, spelled out byte by byte so that the
+ * same code serves the kernel (where <asm/unaligned.h> of 6.1 became
+ * <linux/unaligned.h> in 6.12) and userspace; compilers turn each into a
+ * single load or store on little-endian machines.
+ */
+static u32 b3_get_le32(const u8 *p)
+{
+	return (u32)p[0] | (u32)p[1] << 8 | (u32)p[2] << 16 | (u32)p[3] << 24;
+}
+
+static void b3_put_le32(u8 *p, u32 v)
+{
+	p[0] = (u8)v;
+	p[1] = (u8)(v >> 8);
+	p[2] = (u8)(v >> 16);
+	p[3] = (u8)(v >> 24);
+}
+
+static void b3_load_words(u32 *w, const u8 *p, unsigned int nwords)
+{
+	unsigned int i;
+
+	for (i = 0; i < nwords; i++)
+		w[i] = b3_get_le32(p + 4 * i);
+}
+
+/* cv = first half of compress(cv, one 64-byte block of a chunk) */
+static void b3_compress_block(u32 cv[8], const u8 *block, u64 counter,
+			      u32 flags)
+{
+	u32 m[16], out[16];
+
+	b3_load_words(m, block, 16);
+	b3_compress(out, cv, m, counter, B3_BLOCK_LEN, flags);
+	memcpy(cv, out, B3_CV_BYTES);
+}
+
+/* out = CV of the parent of @left and @right; @out may be @right. */
+static void b3_parent_cv(u32 out[8], const u32 left[8], const u32 right[8],
+			 const u32 key[8], u32 flags)
+{
+	u32 m[16], res[16];
+
+	memcpy(m, left, B3_CV_BYTES);
+	memcpy(m + 8, right, B3_CV_BYTES);
+	b3_compress(res, key, m, 0, B3_BLOCK_LEN, flags | B3_PARENT);
+	memcpy(out, res, B3_CV_BYTES);
+}
+
+static size_t b3_min(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+static unsigned int b3_chunk_len(const struct uniqd_blake3_hasher *h)
+{
+	return h->blocks_done * B3_BLOCK_LEN + h->block_len;
+}
+
+/* CVs on the stack: one per completed subtree, see the top comment. */
+static unsigned int b3_stack_len(const struct uniqd_blake3_hasher *h)
+{
+	u64 chunks = h->chunk_counter;
+
+	return hweight64(chunks);
+}
+
+static u32 b3_start_flag(const struct uniqd_blake3_hasher *h)
+{
+	return h->blocks_done ? 0 : B3_CHUNK_START;
+}
+
+static int b3_status_err(const struct uniqd_blake3_hasher *h)
+{
+	return h->status == B3_STATUS_OVERFLOW ? -EOVERFLOW : -EINVAL;
+}
+
+static void b3_init_words(struct uniqd_blake3_hasher *h, const u32 key[8],
+			  u32 flags)
+{
+	/* The block buffer and CV stack need no initial value. */
+	memcpy(h->key, key, sizeof(h->key));
+	memcpy(h->cv, key, sizeof(h->cv));
+	h->chunk_counter = 0;
+	h->block_len = 0;
+	h->blocks_done = 0;
+	h->flags = flags;
+	h->status = 0;
+}
+
+/* Slot @i of the CV stack: the hasher's own, then finup()'s extension. */
+static u32 *b3_slot(struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+		    unsigned int i)
+{
+	if (i < UNIQD_BLAKE3_STREAM_DEPTH)
+		return h->cv_stack[i];
+	return ext[i - UNIQD_BLAKE3_STREAM_DEPTH];
+}
+
+static const u32 *b3_slot_ro(const struct uniqd_blake3_hasher *h,
+			     u32 (*ext)[8], unsigned int i)
+{
+	if (i < UNIQD_BLAKE3_STREAM_DEPTH)
+		return h->cv_stack[i];
+	return ext[i - UNIQD_BLAKE3_STREAM_DEPTH];
+}
+
+/*
+ * Chunk number chunk_counter is complete and more input follows: merge its
+ * CV into the stack. @depth is only a safety net, absorb() has already
+ * checked that the input fits.
+ */
+static int b3_push_chunk_cv(struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+			    unsigned int depth, u32 cv[8])
+{
+	u64 total = (u64)h->chunk_counter + 1;
+	unsigned int n = b3_stack_len(h);
+
+	while (!(total & 1)) {
+		n--;
+		b3_parent_cv(cv, b3_slot_ro(h, ext, n), cv, h->key, h->flags);
+		total >>= 1;
+	}
+	if (unlikely(n >= depth))
+		return -EOVERFLOW;
+	memcpy(b3_slot(h, ext, n), cv, B3_CV_BYTES);
+	h->chunk_counter++;
+	return 0;
+}
+
+/* Feed @len bytes that all belong to the current chunk. */
+static void b3_absorb_chunk(struct uniqd_blake3_hasher *h, const u8 *in,
+			    size_t len)
+{
+	while (len) {
+		size_t take;
+
+		if (h->block_len == B3_BLOCK_LEN) {
+			b3_compress_block(h->cv, h->block, h->chunk_counter,
+					  h->flags | b3_start_flag(h));
+			h->blocks_done++;
+			h->block_len = 0;
+		}
+		/* Whole blocks that are not the chunk's last: no copy. */
+		if (!h->block_len && len > B3_BLOCK_LEN) {
+			b3_compress_block(h->cv, in, h->chunk_counter,
+					  h->flags | b3_start_flag(h));
+			h->blocks_done++;
+			in += B3_BLOCK_LEN;
+			len -= B3_BLOCK_LEN;
+			continue;
+		}
+		take = b3_min(len, B3_BLOCK_LEN - h->block_len);
+		memcpy(h->block + h->block_len, in, take);
+		h->block_len += take;
+		in += take;
+		len -= take;
+	}
+}
+
+/* CV of a whole chunk taken straight from the input. */
+static void b3_hash_chunk(const struct uniqd_blake3_hasher *h, const u8 *in,
+			  u32 cv[8])
+{
+	unsigned int i;
+	u32 flags;
+
+	memcpy(cv, h->key, B3_CV_BYTES);
+	for (i = 0; i < B3_BLOCKS_PER_CHUNK; i++) {
+		flags = h->flags;
+		if (i == 0)
+			flags |= B3_CHUNK_START;
+		if (i == B3_BLOCKS_PER_CHUNK - 1)
+			flags |= B3_CHUNK_END;
+		b3_compress_block(cv, in + i * B3_BLOCK_LEN, h->chunk_counter,
+				  flags);
+	}
+}
+
+/*
+ * Absorb @len bytes with a CV stack of @depth slots (the hasher's own plus,
+ * beyond UNIQD_BLAKE3_STREAM_DEPTH, those in @ext). Fails up front, and
+ * marks the hasher unusable, if the total would not fit.
+ */
+static int b3_absorb(struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+		     unsigned int depth, const u8 *in, size_t len)
+{
+	u64 limit = UNIQD_BLAKE3_DEPTH_MAX_LEN(depth);
+	u64 done;
+	u32 cv[8];
+	int ret;
+
+	if (h->status)
+		return b3_status_err(h);
+	done = (u64)h->chunk_counter * B3_CHUNK_LEN + b3_chunk_len(h);
+	if (len > limit - done) {
+		h->status = B3_STATUS_OVERFLOW;
+		return -EOVERFLOW;
+	}
+
+	while (len) {
+		unsigned int have = b3_chunk_len(h);
+		size_t take;
+
+		if (have == B3_CHUNK_LEN) {
+			/* Not the last chunk after all: finish it. */
+			memcpy(cv, h->cv, B3_CV_BYTES);
+			b3_compress_block(cv, h->block, h->chunk_counter,
+					  h->flags | B3_CHUNK_END);
+			ret = b3_push_chunk_cv(h, ext, depth, cv);
+			if (ret)
+				goto fail;
+			memcpy(h->cv, h->key, B3_CV_BYTES);
+			h->blocks_done = 0;
+			h->block_len = 0;
+			have = 0;
+		}
+		if (!have && len > B3_CHUNK_LEN) {
+			b3_hash_chunk(h, in, cv);
+			ret = b3_push_chunk_cv(h, ext, depth, cv);
+			if (ret)
+				goto fail;
+			in += B3_CHUNK_LEN;
+			len -= B3_CHUNK_LEN;
+			continue;
+		}
+		take = b3_min(len, B3_CHUNK_LEN - have);
+		b3_absorb_chunk(h, in, take);
+		in += take;
+		len -= take;
+	}
+	return 0;
+
+fail:
+	h->status = B3_STATUS_OVERFLOW;
+	return ret;
+}
+
+/*
+ * Fold the CV stack, right to left, onto the current chunk and describe the
+ * root node. Does not change the hasher, so output can be read repeatedly.
+ */
+static void b3_root_node(const struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+			 struct b3_node *n)
+{
+	unsigned int i = b3_stack_len(h);
+	u8 last[B3_BLOCK_LEN];
+	u32 out[16];
+
+	memcpy(last, h->block, h->block_len);
+	memset(last + h->block_len, 0, B3_BLOCK_LEN - h->block_len);
+	memcpy(n->cv, h->cv, B3_CV_BYTES);
+	b3_load_words(n->m, last, 16);
+	n->counter = h->chunk_counter;
+	n->block_len = h->block_len;
+	n->flags = h->flags | b3_start_flag(h) | B3_CHUNK_END;
+
+	while (i--) {
+		b3_compress(out, n->cv, n->m, n->counter, n->block_len,
+			    n->flags);
+		memcpy(n->m, b3_slot_ro(h, ext, i), B3_CV_BYTES);
+		memcpy(n->m + 8, out, B3_CV_BYTES);
+		memcpy(n->cv, h->key, B3_CV_BYTES);
+		n->counter = 0;
+		n->block_len = B3_BLOCK_LEN;
+		n->flags = h->flags | B3_PARENT;
+	}
+	memzero_explicit(last, sizeof(last));
+}
+
+/* Root output bytes [offset, offset + out_len). */
+static void b3_output(const struct b3_node *n, u64 offset, u8 *out,
+		      size_t out_len)
+{
+	u64 counter = offset / B3_BLOCK_LEN;
+	size_t pos = offset % B3_BLOCK_LEN;
+	u8 buf[B3_BLOCK_LEN];
+	u32 words[16];
+	unsigned int i;
+
+	while (out_len) {
+		size_t take = b3_min(B3_BLOCK_LEN - pos, out_len);
+
+		b3_compress(words, n->cv, n->m, counter++, n->block_len,
+			    n->flags | B3_ROOT);
+		if (take == B3_BLOCK_LEN) {
+			for (i = 0; i < 16; i++)
+				b3_put_le32(out + 4 * i, words[i]);
+		} else {
+			for (i = 0; i < 16; i++)
+				b3_put_le32(buf + 4 * i, words[i]);
+			memcpy(out, buf + pos, take);
+		}
+		out += take;
+		out_len -= take;
+		pos = 0;
+	}
+}
+
+/**
+ * uniqd_blake3_init() - start a hash mode (unkeyed) computation
+ * @h: hasher
+ */
+void uniqd_blake3_init(struct uniqd_blake3_hasher *h)
+{
+	b3_init_words(h, b3_iv, 0);
+}
+
+/**
+ * uniqd_blake3_init_keyed() - start a keyed_hash mode computation
+ * @h: hasher
+ * @key: 32-byte key
+ */
+void uniqd_blake3_init_keyed(struct uniqd_blake3_hasher *h,
+			     const u8 key[UNIQD_BLAKE3_KEY_LEN])
+{
+	u32 k[8];
+
+	b3_load_words(k, key, 8);
+	b3_init_words(h, k, B3_KEYED_HASH);
+	memzero_explicit(k, sizeof(k));
+}
+
+/**
+ * uniqd_blake3_init_derive_key() - start a derive_key mode computation
+ * @h: hasher
+ * @context: context string (any bytes; by convention hardcoded, unique and
+ *	application specific)
+ * @context_len: its length
+ *
+ * The key material is then fed with uniqd_blake3_update() or finup().
+ *
+ * Return: 0, or -EOVERFLOW if @context_len exceeds
+ * UNIQD_BLAKE3_FINUP_MAX_LEN (the hasher is then unusable).
+ */
+int uniqd_blake3_init_derive_key(struct uniqd_blake3_hasher *h,
+				 const void *context, size_t context_len)
+{
+	u8 context_key[UNIQD_BLAKE3_KEY_LEN];
+	u32 k[8];
+	int ret;
+
+	b3_init_words(h, b3_iv, B3_DERIVE_KEY_CONTEXT);
+	ret = uniqd_blake3_finup(h, context, context_len, context_key,
+				 sizeof(context_key));
+	if (ret)
+		return ret;
+	b3_load_words(k, context_key, 8);
+	b3_init_words(h, k, B3_DERIVE_KEY_MATERIAL);
+	memzero_explicit(k, sizeof(k));
+	memzero_explicit(context_key, sizeof(context_key));
+	return 0;
+}
+
+/**
+ * uniqd_blake3_update() - absorb more input
+ * @h: hasher
+ * @data: input
+ * @len: its length
+ *
+ * Any split of the input gives the same result.
+ *
+ * Return: 0; -EOVERFLOW if the total input would exceed
+ * UNIQD_BLAKE3_STREAM_MAX_LEN (nothing of @data is absorbed and the hasher
+ * is unusable until initialised again); -EINVAL if the hasher was consumed
+ * by finup().
+ */
+int uniqd_blake3_update(struct uniqd_blake3_hasher *h, const void *data,
+			size_t len)
+{
+	return b3_absorb(h, NULL, UNIQD_BLAKE3_STREAM_DEPTH, data, len);
+}
+
+/**
+ * uniqd_blake3_final_seek() - read extended output from any position
+ * @h: hasher, unchanged: more output or more input may follow
+ * @offset: position in the output stream
+ * @out: destination
+ * @out_len: bytes to write; any length
+ *
+ * Return: 0, or the error that made the hasher unusable.
+ */
+int uniqd_blake3_final_seek(const struct uniqd_blake3_hasher *h, u64 offset,
+			    u8 *out, size_t out_len)
+{
+	struct b3_node n;
+
+	if (h->status)
+		return b3_status_err(h);
+	b3_root_node(h, NULL, &n);
+	b3_output(&n, offset, out, out_len);
+	memzero_explicit(&n, sizeof(n));
+	return 0;
+}
+
+/**
+ * uniqd_blake3_final() - read the first @out_len bytes of output
+ * @h: hasher, unchanged
+ * @out: destination
+ * @out_len: bytes to write; UNIQD_BLAKE3_OUT_LEN is the default digest
+ *
+ * Return: 0, or the error that made the hasher unusable.
+ */
+int uniqd_blake3_final(const struct uniqd_blake3_hasher *h, u8 *out,
+		       size_t out_len)
+{
+	return uniqd_blake3_final_seek(h, 0, out, out_len);
+}
+
+/**
+ * uniqd_blake3_finup_seek() - absorb the rest of the input and read output
+ * @h: hasher; wiped and unusable afterwards
+ * @data: last part of the input
+ * @len: its length, up to UNIQD_BLAKE3_FINUP_MAX_LEN minus what @h has
+ *	absorbed already (so any length the crypto API can pass)
+ * @offset: position in the output stream
+ * @out: destination
+ * @out_len: bytes to write
+ *
+ * Unlike update(), this is not limited by the hasher's own CV stack: the
+ * stack is extended on this function's frame for the duration of the call.
+ *
+ * Return: 0, -EOVERFLOW if the input is too long, or the error that had
+ * already made the hasher unusable.
+ */
+noinline int uniqd_blake3_finup_seek(struct uniqd_blake3_hasher *h,
+				     const void *data, size_t len, u64 offset,
+				     u8 *out, size_t out_len)
+{
+	u32 ext[B3_EXT_DEPTH][8];
+	struct b3_node n;
+	u8 status;
+	int ret;
+
+	ret = b3_absorb(h, ext, UNIQD_BLAKE3_FINUP_DEPTH, data, len);
+	if (!ret) {
+		b3_root_node(h, ext, &n);
+		b3_output(&n, offset, out, out_len);
+		memzero_explicit(&n, sizeof(n));
+	}
+	/* Slots in ext are only used past the streaming bound. */
+	if ((u64)h->chunk_counter * B3_CHUNK_LEN >=
+	    UNIQD_BLAKE3_STREAM_MAX_LEN)
+		memzero_explicit(ext, sizeof(ext));
+	status = h->status ? h->status : B3_STATUS_SPENT;
+	memzero_explicit(h, sizeof(*h));
+	h->status = status;
+	return ret;
+}
+
+/**
+ * uniqd_blake3_finup() - absorb the rest of the input and read the output
+ * @h: hasher; wiped and unusable afterwards
+ * @data: last part of the input
+ * @len: its length
+ * @out: destination
+ * @out_len: bytes to write
+ *
+ * Return: as uniqd_blake3_finup_seek().
+ */
+int uniqd_blake3_finup(struct uniqd_blake3_hasher *h, const void *data,
+		       size_t len, u8 *out, size_t out_len)
+{
+	return uniqd_blake3_finup_seek(h, data, len, 0, out, out_len);
+}
+
+/**
+ * uniqd_blake3_hash() - one-shot hash or keyed_hash
+ * @key: 32-byte key for keyed_hash mode, or NULL for hash mode
+ * @data: input
+ * @len: its length, up to UNIQD_BLAKE3_FINUP_MAX_LEN
+ * @out: destination
+ * @out_len: bytes of output
+ *
+ * Return: 0, or -EOVERFLOW if @len is too long.
+ */
+int uniqd_blake3_hash(const u8 *key, const void *data, size_t len, u8 *out,
+		      size_t out_len)
+{
+	struct uniqd_blake3_hasher h;
+
+	if (key)
+		uniqd_blake3_init_keyed(&h, key);
+	else
+		uniqd_blake3_init(&h);
+	return uniqd_blake3_finup(&h, data, len, out, out_len);
+}
+
+/**
+ * uniqd_blake3_derive_key() - one-shot derive_key
+ * @context: context string
+ * @context_len: its length
+ * @material: key material
+ * @len: its length
+ * @out: destination for the derived key
+ * @out_len: bytes of output
+ *
+ * Return: 0, or -EOVERFLOW if an input is too long.
+ */
+int uniqd_blake3_derive_key(const void *context, size_t context_len,
+			    const void *material, size_t len, u8 *out,
+			    size_t out_len)
+{
+	struct uniqd_blake3_hasher h;
+	int ret;
+
+	ret = uniqd_blake3_init_derive_key(&h, context, context_len);
+	if (!ret)
+		ret = uniqd_blake3_finup(&h, material, len, out, out_len);
+	memzero_explicit(&h, sizeof(h));
+	return ret;
+}
