@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * "blake3" (driver "blake3-uniqd-generic") for the kernel crypto API, as an
+ * shash with an optional 32-byte key. The module calls register at load and
+ * unregister at unload.
+ */
+#ifndef UNIQD_BLAKE3_SHASH_H
+#define UNIQD_BLAKE3_SHASH_H
+
+int uniqd_blake3_shash_register(void);
+void uniqd_blake3_shash_unregister(void);
+
+#endif /* UNIQD_BLAKE3_SHASH_H */
