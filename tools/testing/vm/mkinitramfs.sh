@@ -30,6 +30,9 @@ done
 [ -n "$out" ] && [ -f "$module" ] || { echo "mkinitramfs: need --out and --module" >&2; exit 2; }
 
 root=$(mktemp -d)
+# mktemp -d makes the directory 0700, which would become the guest's /:
+# non-root test processes could not reach /dev/uniqd.
+chmod 755 "$root"
 trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,modules,tests,demo,bench,usr/bin}
 cp /bin/busybox "$root/bin/busybox"
