@@ -26,6 +26,7 @@
 
 #include "harness.h"
 #include "blake3.h"
+#include "blake3_vectors.h"
 
 static const unsigned long long user_stream_max = UNIQD_BLAKE3_STREAM_MAX_LEN;
 
@@ -850,6 +851,32 @@ int main(int argc, char **argv)
 		loaded = load_vectors(path, why, sizeof(why));
 		CHECK(loaded == 0, "%s", why);
 		CHECK(loaded || ncases == 35, "%d cases, want 35", ncases);
+	}
+
+	/* The AF_ALG test's embedded copy (tests/blake3_vectors.h). */
+	th_case("embedded_vectors_match") {
+		u8 d[32];
+		size_t k;
+
+		CHECK(!loaded, "no vectors loaded");
+		CHECK(loaded || BLAKE3_NVECTORS == (size_t)ncases,
+		      "%zu embedded, %d in the file", BLAKE3_NVECTORS, ncases);
+		CHECK(!memcmp(vec_key, BLAKE3_VECTOR_KEY, 32) &&
+		      !strcmp(vec_context, BLAKE3_VECTOR_CONTEXT),
+		      "key or context string differ");
+		for (k = 0; !loaded && k < BLAKE3_NVECTORS &&
+			    k < (size_t)ncases; k++) {
+			const struct blake3_vector *v = &blake3_vectors[k];
+
+			CHECK(v->input_len == cases[k].input_len, "len %u",
+			      v->input_len);
+			CHECK(!unhex(v->hash, d, 32) &&
+			      !memcmp(d, cases[k].out[M_HASH], 32),
+			      "hash of %u", v->input_len);
+			CHECK(!unhex(v->keyed_hash, d, 32) &&
+			      !memcmp(d, cases[k].out[M_KEYED], 32),
+			      "keyed_hash of %u", v->input_len);
+		}
 	}
 
 	for (i = 0; i < (loaded ? 0 : ncases); i++) {
