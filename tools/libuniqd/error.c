@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -78,7 +79,7 @@ const char *uniqd_errname(int errnum)
 	E(EPROTO); E(EPROTONOSUPPORT); E(EOPNOTSUPP); E(ENOTCONN);
 	E(EDQUOT); E(ENOBUFS); E(ENOKEY); E(EKEYREJECTED); E(ESTALE);
 	E(ENOMSG); E(EIDRM); E(ENODATA); E(ETIMEDOUT); E(ECANCELED);
-	E(EMSGSIZE); E(ENOLCK); E(ELOOP);
+	E(EMSGSIZE); E(ENOLCK); E(ELOOP); E(EXDEV);
 #undef E
 	case 0:
 		return "0";
@@ -93,28 +94,35 @@ const char *uniqd_strerror(int errnum)
 	case 0:
 		return "no error";
 	case ENOENT:
-		return "not found (no such pool, class, entry or handle; or no /dev/uniqd)";
+		return "not found (no such pool, class name, entry or handle; or no /dev/uniqd)";
 	case EACCES:
 	case EPERM:
-		return "access denied (the pool is private to its owner or group)";
+		return "access denied: the pool is private to its owner (or its owner's group)";
 	case EEXIST:
 		return "the pool exists already";
 	case EINVAL:
-		return "invalid argument (a length, a flag or a reserved field)";
+		return "invalid argument (a zero length, a flag, a limit or a reserved field)";
+	case ENAMETOOLONG:
+		return "a pool or class name is longer than 255 bytes";
+	case EMSGSIZE:
+		return "the key is longer than the module's max_key_len";
 	case E2BIG:
-		return "too big for this ABI or the module's limits";
+		return "more keys in one batch than the module takes";
+	case EDQUOT:
+		return "a limit of the pool is reached (max_entries, max_bytes or max_classes)";
 	case ENOSPC:
-		return "a limit of the pool or the module is reached";
+		return "the module's limit on pools (max_pools) is reached";
 	case ENOMEM:
-		return "the kernel is out of memory (or the memory cgroup limit)";
+		return "the kernel (or the memory cgroup) is out of memory";
 	case EBADSLT:
 		return "no such class id in this pool";
+	case EXDEV:
+		return "the handle belongs to another pool";
 	case ERANGE:
 		return "the output buffer is too small";
 	case ENOTTY:
 		return "not a uniqd device, or the module lacks this call";
 	case EBADFD:
-	case ENOTCONN:
 		return "the file descriptor is not attached to a pool";
 	case EBUSY:
 		return "the file descriptor is attached already";
@@ -128,7 +136,7 @@ const char *uniqd_strerror(int errnum)
 	case EPROTO:
 		return "the module answered what the ABI does not allow";
 	case EMFILE:
-		return "too many open files (or pool handles in this process)";
+		return "too many open files";
 	default:
 		return strerror(errnum);
 	}
@@ -247,6 +255,7 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 {
 	char *t = l->text;
 	size_t n = sizeof(l->text);
+	size_t start = *pos;
 	int e = l->err;
 
 #define HINT(...) uq_add(t, n, pos, ": " __VA_ARGS__)
@@ -255,7 +264,7 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 		if (e == ENOENT || e == ENODEV || e == ENXIO)
 			HINT("the uniqd module is not loaded: run 'modprobe uniqd' as root");
 		else if (e == EACCES || e == EPERM)
-			HINT("the device's permissions exclude you (the module makes it 0666; check the udev rule 60-uniqd.rules)");
+			HINT("the device's permissions exclude you (the module makes it 0666; check udev rules such as 60-uniqd.rules)");
 		return;
 	case UQ_CALL_VERSION:
 		if (e == ENOTTY)
@@ -265,82 +274,64 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 			     LIBUNIQD_VERSION_STRING, UNIQD_ABI_VERSION);
 		return;
 	case UQ_CALL_ATTACH:
-		if (e == EACCES || e == EPERM) {
-			if (l->num)
-				HINT("the pool is private to uid %llu; ask its owner to create it shared (uniqdctl --share-group or --share-all; UNIQD_OPEN_SHARE_GROUP or _ALL)",
-				     (unsigned long long)(l->num - 1));
-			else
-				HINT("the pool belongs to another user and is not shared with you; ask its owner to create it shared (uniqdctl --share-group or --share-all; UNIQD_OPEN_SHARE_GROUP or _ALL)");
-		} else if (e == ENOENT) {
-			HINT("no pool of that name exists; open it without 'existing' (UNIQD_OPEN_EXISTING, uniqdctl --existing) to create it");
-		} else if (e == EEXIST) {
+		if (e == EACCES || e == EPERM)
+			HINT("the pool belongs to another user (you are uid %u) and is not shared with you; ask its owner to create it shared (uniqdctl --share-group or --share-all; UNIQD_OPEN_SHARE_GROUP or UNIQD_OPEN_SHARE_ALL), or use another pool name",
+			     (unsigned int)geteuid());
+		else if (e == ENOENT)
+			HINT("no pool of that name exists; it lives only while a process holds it open (uniqdctl hold), or open it without 'existing' to create it");
+		else if (e == EEXIST)
 			HINT("the pool exists already and a new one was asked for (UNIQD_OPEN_NEW, uniqdctl --new)");
-		} else if (e == EINVAL) {
-			HINT("a pool name is 1 to %d bytes; flags and limits must be valid",
-			     UNIQD_POOL_NAME_MAX);
-		} else if (e == ENOSPC || e == EMFILE || e == EUSERS) {
-			HINT("the module's limit on pools is reached (module parameter max_pools)");
-		} else if (e == E2BIG) {
-			HINT("a requested limit is above what the module allows");
-		}
-		return;
-	case UQ_CALL_CLASS:
-		if (e == ENOSPC)
-			HINT("the pool has its maximum of classes; create the pool with a larger max_classes");
+		else if (e == ENAMETOOLONG)
+			HINT("a pool name is at most %d bytes", UNIQD_POOL_NAME_MAX);
 		else if (e == EINVAL)
-			HINT("a class name is 1 to %d bytes", UNIQD_CLASS_NAME_MAX);
+			HINT("a pool name is 1 to %d bytes, 'existing' and 'new' exclude each other, and a limit may not exceed the module's (see /sys/module/uniqd/parameters)",
+			     UNIQD_POOL_NAME_MAX);
+		else if (e == ENOSPC)
+			HINT("the module's limit on pools is reached (module parameter max_pools; see /sys/module/uniqd/parameters/max_pools)");
 		break;
+	case UQ_CALL_CLASS:
 	case UQ_CALL_CLASS_FIND:
 		if (e == ENOENT)
 			HINT("no class of that name is registered in this pool");
-		else if (e == EINVAL)
+		else if (e == EDQUOT)
+			HINT("the pool has its maximum of classes (or bytes); create the pool with a larger max_classes or max_bytes");
+		else if (e == ENAMETOOLONG || e == EINVAL)
 			HINT("a class name is 1 to %d bytes", UNIQD_CLASS_NAME_MAX);
 		break;
 	case UQ_CALL_INTERN:
 	case UQ_CALL_LOOKUP:
 	case UQ_CALL_BATCH:
-		if (e == ENOENT && l->call != UQ_CALL_INTERN) {
+		if (e == ENOENT && l->call != UQ_CALL_INTERN)
 			HINT("not interned in this pool");
-			return;
-		}
-		if (e == EBADSLT) {
+		else if (e == EBADSLT)
 			HINT("class %llu is not registered in this pool (class ids are per pool)",
 			     (unsigned long long)l->num);
-			return;
-		}
-		if (e == ENOSPC) {
-			if (l->limit)
-				HINT("the pool is full (max_entries %llu, or max_bytes); create it with larger limits",
-				     (unsigned long long)l->limit);
-			else
-				HINT("the pool is full (max_entries or max_bytes); create it with larger limits");
-			return;
-		}
-		if (e == E2BIG || e == EINVAL || e == EMSGSIZE) {
-			if (l->limit)
-				HINT("a key is at most %llu bytes (and flags must be zero)",
-				     (unsigned long long)l->limit);
-			else
-				HINT("a key is too long or a flag is invalid");
-			return;
-		}
+		else if (e == EDQUOT)
+			HINT("the pool is full (its max_entries or max_bytes); create it with larger limits");
+		else if (e == EMSGSIZE && l->limit)
+			HINT("a key is at most %llu bytes here (module parameter max_key_len)",
+			     (unsigned long long)l->limit);
+		else if (e == EMSGSIZE)
+			HINT("the key is longer than the module's max_key_len");
+		else if (e == E2BIG)
+			HINT("a batch is at most %d keys", UNIQD_BATCH_MAX);
 		break;
 	case UQ_CALL_RESOLVE:
 	case UQ_CALL_DIGEST:
-		if (e == ENOENT) {
-			HINT("no such handle in this pool (handles are per pool and die with it)");
-			return;
-		}
+		if (e == ENOENT)
+			HINT("no such handle in this pool");
+		else if (e == EXDEV)
+			HINT("the handle belongs to another pool (handles are per pool and die with it)");
 		break;
 	case UQ_CALL_CLASS_INFO:
-		if (e == ENOENT || e == EBADSLT) {
+		if (e == EBADSLT || e == ENOENT)
 			HINT("no class %llu in this pool", (unsigned long long)l->num);
-			return;
-		}
 		break;
 	default:
 		break;
 	}
+	if (*pos != start)
+		return;		/* a hint was given */
 	/* Hints that hold for any pool call. */
 	if (e == ENOTTY)
 		HINT("the loaded module does not implement this call; upgrade it");
@@ -348,6 +339,8 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 		HINT("the kernel (or the memory cgroup) is out of memory");
 	else if (e == EPROTO)
 		HINT("the module answered outside the ABI; report a bug");
+	else if (e == EBADFD)
+		HINT("the file descriptor is not attached to a pool");
 #undef HINT
 }
 

@@ -179,8 +179,8 @@ void uniqd_cache_clear(void)
 
 /* ---- single keys --------------------------------------------------------- */
 
-/* The errno for a key longer than the ABI can carry (the kernel's choice). */
-#define UQ_E_KEYLEN	EINVAL
+/* The errno for a key longer than the ABI can carry: the module's. */
+#define UQ_E_KEYLEN	EMSGSIZE
 
 uint64_t uniqd_intern_ex(uniqd_pool *pool, uint32_t class_id,
 			 const void *data, size_t len, unsigned int flags,
@@ -236,7 +236,7 @@ uint64_t uniqd_intern_ex(uniqd_pool *pool, uint32_t class_id,
 			*status = UNIQD_ABSENT;
 		uq_fail(call, err, &(struct uq_failure){
 			.pool = pool, .num = class_id,
-			.limit = err == ENOSPC ? pool->info.max_entries : pool->max_key_len });
+			.limit = err == EMSGSIZE ? pool->max_key_len : 0 });
 		return 0;
 	}
 	if (unlikely(!k.handle)) {	/* the ABI promises non-zero */
@@ -382,8 +382,7 @@ fail:
 				b.done = n - 1;
 			uq_fail(UQ_CALL_BATCH, err, &(struct uq_failure){
 				.pool = pool, .num = keys[b.done].class_id,
-				.limit = err == ENOSPC ? pool->info.max_entries
-						       : pool->max_key_len });
+				.limit = err == EMSGSIZE ? pool->max_key_len : 0 });
 			return i + map[b.done];
 		}
 

@@ -107,12 +107,14 @@ uniqd_pool *uniqd_open_ex(const char *device, const void *name,
 	const char *env;
 	int err;
 
-	/* The kernel would say EINVAL too; the name is copied below. */
+	/* What the module would say; the name is copied below. */
 	if (!name || name_len == 0 || name_len > UNIQD_POOL_NAME_MAX ||
-	    (flags & ~UQ_OPEN_FLAGS) || (limits && limits->reserved)) {
+	    (flags & ~UQ_OPEN_FLAGS) || (limits && limits->reserved) ||
+	    ((flags & UNIQD_OPEN_EXISTING) && (flags & UNIQD_OPEN_NEW))) {
+		err = name_len > UNIQD_POOL_NAME_MAX ? ENAMETOOLONG : EINVAL;
 		if (name_len > UNIQD_POOL_NAME_MAX)
 			f.name_len = UNIQD_POOL_NAME_MAX;
-		uq_fail(UQ_CALL_ATTACH, EINVAL, &f);
+		uq_fail(UQ_CALL_ATTACH, err, &f);
 		return NULL;
 	}
 
@@ -162,11 +164,7 @@ uniqd_pool *uniqd_open_ex(const char *device, const void *name,
 		a.max_classes = limits->max_classes;
 	}
 	if (uq_ioctl(p, UNIQD_IOC_ATTACH, &a) < 0) {
-		err = errno;
-		/* The module may tell who owns a pool it refused us. */
-		if (err == EACCES || err == EPERM)
-			f.num = (uint64_t)a.owner_uid + 1;
-		uq_fail(UQ_CALL_ATTACH, err, &f);
+		uq_fail(UQ_CALL_ATTACH, errno, &f);
 		goto close_fd;
 	}
 	p->info.max_bytes = a.max_bytes;
@@ -297,7 +295,8 @@ uint32_t uniqd_class_n(uniqd_pool *pool, const void *name, size_t len,
 	    (flags & ~UNIQD_CLASS_FIND)) {
 		if (len > UNIQD_CLASS_NAME_MAX)
 			f.subject_len = UNIQD_CLASS_NAME_MAX;
-		uq_fail(call, EINVAL, &f);
+		uq_fail(call, pool && name && len > UNIQD_CLASS_NAME_MAX ?
+			ENAMETOOLONG : EINVAL, &f);
 		return 0;
 	}
 	hash = uq_hash(name, len, 0);
