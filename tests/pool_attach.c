@@ -51,6 +51,7 @@ int main(void)
 		      (UNIQD_FEAT_POOLS | UNIQD_FEAT_BATCH |
 		       UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS),
 		      "features %llx", (unsigned long long)v.features);
+		CHECK(v.features & UNIQD_FEAT_BLAKE3_SHASH, "no blake3 feature");
 		CHECK(v.max_key_len == 65536, "max_key_len %u", v.max_key_len);
 		CHECK(v.max_batch == UNIQD_BATCH_MAX, "max_batch %u", v.max_batch);
 		close(fd);

@@ -8,6 +8,23 @@
 #include "harness.h"
 #include "uniqd_test.h"
 
+#include "blake3.h"	/* the module's BLAKE3, built for userspace */
+
+/* What DIGEST must be: BLAKE3-256(le32(name len) || name || content). */
+static void expected(const char *name, const void *data, size_t len,
+		     __u8 out[UNIQD_DIGEST_SIZE])
+{
+	struct uniqd_blake3_hasher h;
+	__u32 n = strlen(name);
+	__u8 le[4] = { n, n >> 8, n >> 16, n >> 24 };
+
+	uniqd_blake3_init(&h);
+	uniqd_blake3_update(&h, le, 4);
+	uniqd_blake3_update(&h, name, n);
+	uniqd_blake3_update(&h, data, len);
+	uniqd_blake3_final(&h, out, UNIQD_DIGEST_SIZE);
+}
+
 static int digest(int fd, __u64 handle, __u8 out[UNIQD_DIGEST_SIZE])
 {
 	struct uniqd_digest d;
@@ -78,6 +95,34 @@ int main(void)
 		CHECK_OK(digest(fa, ut_s(fa, 3, "c"), d1));
 		CHECK_OK(digest(fa, ut_s(fa, 4, "bc"), d2));
 		CHECK(memcmp(d1, d2, sizeof(d1)), "ab|c == a|bc");
+		/* Exactly the documented encoding. */
+		CHECK_OK(digest(fa, ha, d1));
+		expected("t", "same", 4, d2);
+		CHECK(!memcmp(d1, d2, sizeof(d1)), "t|same: not the BLAKE3 expected");
+		CHECK_OK(digest(fa, ut_s(fa, 3, "c"), d1));
+		expected("ab", "c", 1, d2);
+		CHECK(!memcmp(d1, d2, sizeof(d1)), "ab|c: not the BLAKE3 expected");
+		{
+			__u64 he = 0;
+
+			CHECK_OK(ut_intern(fa, 4, NULL, 0, &he, NULL));
+			CHECK_OK(digest(fa, he, d1));
+			expected("a", "", 0, d2);
+			CHECK(!memcmp(d1, d2, sizeof(d1)), "a|empty");
+		}
+		/* Content longer than a BLAKE3 chunk (and the stack buffer). */
+		{
+			static char big[65536];
+			__u64 hbig = 0;
+			size_t i;
+
+			for (i = 0; i < sizeof(big); i++)
+				big[i] = (char)(i % 251);
+			CHECK_OK(ut_intern(fa, 2, big, sizeof(big), &hbig, NULL));
+			CHECK_OK(digest(fa, hbig, d1));
+			expected("u", big, sizeof(big), d2);
+			CHECK(!memcmp(d1, d2, sizeof(d1)), "u|64 KiB");
+		}
 		/* Errors. */
 		CHECK_ERR(digest(fa, 0, d1), EXDEV);
 		CHECK_ERR(digest(fa, (ha & ~0xffffffffULL) | 0xfffff, d1), ENOENT);

@@ -11,7 +11,7 @@
 struct crypto_shash;
 
 /* The crypto API name of the hash behind table keys and DIGEST. */
-#define UNIQD_HASH_ALG		"blake2b-256"	/* FIXME: "blake3" */
+#define UNIQD_HASH_ALG		"blake3"
 #define UNIQD_HASH_KEY_SIZE	32
 
 int uniqd_keys_check(void);

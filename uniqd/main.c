@@ -13,6 +13,7 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 
+#include "blake3_shash.h"
 #include "keys.h"
 #include "pool.h"
 #include "uniqd.h"
@@ -111,18 +112,26 @@ static int __init uniqd_init(void)
 	ret = uniqd_check_params();
 	if (ret)
 		return ret;
+	/* First: pools allocate "blake3" tfms from it. */
+	ret = uniqd_blake3_shash_register();
+	if (ret)
+		return ret;
+	uniqd_have_blake3_shash = true;
 	ret = uniqd_keys_check();
 	if (ret) {
 		pr_err("no usable \"%s\" in the crypto API: %d\n",
 		       UNIQD_HASH_ALG, ret);
-		return ret;
+		goto unregister;
 	}
 	ret = misc_register(&uniqd_misc);
 	if (ret) {
 		pr_err("cannot register /dev/uniqd: %d\n", ret);
-		return ret;
+		goto unregister;
 	}
 	return 0;
+unregister:
+	uniqd_blake3_shash_unregister();
+	return ret;
 }
 
 static void __exit uniqd_exit(void)
@@ -130,6 +139,8 @@ static void __exit uniqd_exit(void)
 	misc_deregister(&uniqd_misc);
 	/* Old table arrays are freed by RCU callbacks in this module. */
 	rcu_barrier();
+	/* Last: no pool, hence no tfm, is left. */
+	uniqd_blake3_shash_unregister();
 }
 
 module_init(uniqd_init);
