@@ -15,6 +15,7 @@ mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
 export PATH=/bin:/sbin:/usr/bin
 export UNIQD_RESULTS=/dev/ttyS1
 export HOME=/tmp
+export UNIQD_SCALE=$(cat /etc/uniqd-scale 2>/dev/null || echo quick)
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 
 res() { echo "$*" >> "$UNIQD_RESULTS"; }
