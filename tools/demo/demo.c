@@ -196,7 +196,7 @@ int main(void)
 		}
 	}
 
-	printf("\n  %-15s %-16s %-18s %-13s %s\n", "class", "content", "handle",
+	printf("\n  %-15s %-18s %-18s %-13s %s\n", "class", "content", "handle",
 	       "interned by", "created by");
 	for (c = 0; c < NCLASS; c++) {
 		for (w = 0; w < NWORDS; w++) {
