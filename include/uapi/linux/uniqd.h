@@ -102,7 +102,9 @@ struct uniqd_key {
  * says how many keys of the array have completed (their handle and status
  * are written). On an error the failing key is keys[done]; on a signal the
  * call returns -EINTR (or restarts transparently under SA_RESTART) and the
- * same struct can be passed again to go on where it stopped.
+ * same struct can be passed again to go on where it stopped. created counts
+ * the new keys of the whole array: a call with done == 0 starts it at 0, a
+ * call that goes on (done > 0) adds to it.
  */
 struct uniqd_batch {
 	__u64 keys;		/* in: pointer to struct uniqd_key[count] */
@@ -110,7 +112,7 @@ struct uniqd_batch {
 	__u32 key_size;		/* in: sizeof(struct uniqd_key) */
 	__u32 flags;		/* in: UNIQD_BATCH_* */
 	__u32 done;		/* in/out: keys completed so far */
-	__u32 created;		/* out: keys of this call that were new */
+	__u32 created;		/* in/out: keys that were new (see above) */
 	__u32 reserved;		/* in: zero */
 };
 
