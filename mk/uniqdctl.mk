@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# uniqdctl: the command-line tool. $(B)/bin/uniqdctl is what `make install`
+# installs (libuniqd linked in statically, so it needs no ldconfig);
+# $(B)/static-bin/uniqdctl is fully static for the VM guest's /usr/bin.
+
+UNIQDCTL_SRCS := $(wildcard tools/uniqdctl/*.c)
+UNIQDCTL_DEPS := $(UNIQDCTL_SRCS) $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
+
+TOOL_BINS += $(B)/bin/uniqdctl $(B)/static-bin/uniqdctl
+
+.PHONY: uniqdctl
+uniqdctl: $(B)/bin/uniqdctl $(B)/static-bin/uniqdctl
+
+$(B)/bin/uniqdctl: $(UNIQDCTL_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread $(UNIQDCTL_SRCS) $(LIBUNIQD_A) -o $@
+
+$(B)/static-bin/uniqdctl: $(UNIQDCTL_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(STATIC) $(UNIQDCTL_SRCS) $(LIBUNIQD_A) -o $@

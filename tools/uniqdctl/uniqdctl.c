@@ -1,0 +1,914 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uniqdctl: look into and use uniqd pools from the shell. See uniqdctl(8).
+ *
+ *	uniqdctl [options] COMMAND [ARGS...]
+ *
+ * Exit status: 0 success; 1 lookup found a key absent; 2 usage error;
+ * 3 a uniqd call failed (the message says which pool, which call, the
+ * errno and what to do).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/uniqd.h>
+
+#include "libuniqd.h"
+
+#define EXIT_ABSENT	1
+#define EXIT_USAGE	2
+#define EXIT_FAILED	3
+
+/* Keys per uniqd_intern_many() call when reading many. */
+#define CHUNK		1024
+
+static struct {
+	const char *pool;
+	const char *class_name;
+	const char *device;
+	bool json;
+	bool hex;
+	bool raw;
+	bool existing;
+	bool create_new;
+	unsigned int share;
+	struct uniqd_limits limits;
+	double seconds;
+} opt;
+
+static const char *prog = "uniqdctl";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: uniqdctl [options] COMMAND [ARGS...]\n"
+"\n"
+"commands:\n"
+"  version              library, module ABI and limits (no pool needed)\n"
+"  stats                statistics of the pool\n"
+"  classes              the pool's classes: id, entries, name\n"
+"  intern [KEY...]      intern each KEY under --class; print its handle\n"
+"  lookup [KEY...]      the handle of each KEY if interned (never creates)\n"
+"  resolve HANDLE...    the class and content of each handle\n"
+"  digest HANDLE...     the BLAKE3-256 digest of each handle\n"
+"  hold                 attach (creating the pool) and keep it alive until\n"
+"                       interrupted or --seconds pass\n"
+"\n"
+"Without KEY arguments, intern and lookup read keys from standard input, one\n"
+"a line; the argument '-' is all of standard input as one key.\n"
+"\n"
+"options:\n"
+"  -p, --pool NAME      the pool (default $UNIQD_POOL, else \"default\")\n"
+"  -c, --class NAME     the class (default $UNIQD_CLASS, else \"default\")\n"
+"  -x, --hex            keys and printed content are hexadecimal\n"
+"      --raw            resolve: write the content bytes alone\n"
+"  -j, --json           print JSON\n"
+"  -e, --existing       never create the pool (the default except for\n"
+"                       intern and hold)\n"
+"  -n, --new            fail if the pool exists\n"
+"      --share-group    a pool created now admits its creator's group\n"
+"      --share-all      a pool created now admits everyone\n"
+"      --max-bytes N, --max-entries N, --max-classes N\n"
+"                       limits of a pool created now (0: the module's)\n"
+"      --seconds N      hold: release after N seconds\n"
+"  -d, --device PATH    the device (default /dev/uniqd)\n"
+"  -h, --help           this text\n"
+"\n"
+"A pool lives while a process has it open: 'uniqdctl intern' into a pool it\n"
+"creates frees the pool on exit. Keep one alive with 'uniqdctl hold &'.\n"
+"Exit status: 0 ok, 1 lookup found a key absent, 2 usage, 3 a call failed.\n");
+}
+
+static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(try 'uniqdctl --help')\n");
+	exit(EXIT_USAGE);
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at S (of N bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		len = 2, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		len = 3, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+static bool is_utf8(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_len(s + i, n - i);
+
+		if (!l)
+			return false;
+		i += l;
+	}
+	return true;
+}
+
+/* A JSON string of N arbitrary bytes (invalid UTF-8 bytes become U+00XX). */
+static void json_str(FILE *f, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+
+	fputc('"', f);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		size_t l;
+
+		if (c == '"' || c == '\\') {
+			fprintf(f, "\\%c", c);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			switch (c) {
+			case '\n': fputs("\\n", f); break;
+			case '\t': fputs("\\t", f); break;
+			case '\r': fputs("\\r", f); break;
+			default: fprintf(f, "\\u%04x", c);
+			}
+			i++;
+		} else if ((l = utf8_len(s + i, n - i)) != 0) {
+			fwrite(s + i, 1, l, f);
+			i += l;
+		} else {
+			fprintf(f, "\\u%04x", c);
+			i++;
+		}
+	}
+	fputc('"', f);
+}
+
+static void json_cstr(FILE *f, const char *s)
+{
+	json_str(f, s, strlen(s));
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+static void print_hex(FILE *f, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", s[i]);
+}
+
+/* Printable form: 'text' with C escapes. */
+static void print_quoted(FILE *f, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+
+	fputc('\'', f);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\'' || s[i] == '\\')
+			fprintf(f, "\\%c", s[i]);
+		else if (s[i] == '\n')
+			fputs("\\n", f);
+		else if (s[i] == '\t')
+			fputs("\\t", f);
+		else if (s[i] < 0x20 || s[i] >= 0x7f)
+			fprintf(f, "\\x%02x", s[i]);
+		else
+			fputc(s[i], f);
+	}
+	fputc('\'', f);
+}
+
+static void print_content(FILE *f, const void *p, size_t n)
+{
+	if (opt.hex)
+		print_hex(f, p, n);
+	else
+		print_quoted(f, p, n);
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decode hex in place; whitespace is skipped. Returns the length or -1. */
+static ssize_t unhex(char *s, size_t n)
+{
+	size_t o = 0;
+	int hi = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		int v;
+
+		if (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')
+			continue;
+		v = hexval((unsigned char)s[i]);
+		if (v < 0)
+			return -1;
+		if (hi < 0) {
+			hi = v;
+		} else {
+			s[o++] = (char)(hi << 4 | v);
+			hi = -1;
+		}
+	}
+	return hi < 0 ? (ssize_t)o : -1;
+}
+
+/* ---- failing --------------------------------------------------------------- */
+
+static int fail(void) __attribute__((noreturn));
+static int fail(void)
+{
+	int err = errno;
+	const char *msg = uniqd_last_error();
+
+	fprintf(stderr, "%s: %s\n", prog, msg);
+	if (opt.json) {
+		fputs("{\"error\":{\"errno\":", stdout);
+		printf("%d,\"errname\":", err);
+		json_cstr(stdout, uniqd_errname(err));
+		fputs(",\"message\":", stdout);
+		json_cstr(stdout, msg);
+		fputs("}}\n", stdout);
+	}
+	exit(EXIT_FAILED);
+}
+
+static uniqd_pool *open_pool(bool may_create)
+{
+	unsigned int flags = opt.share;
+	uniqd_pool *p;
+
+	if (opt.existing || !may_create)
+		flags |= UNIQD_OPEN_EXISTING;
+	if (opt.create_new) {
+		flags &= ~UNIQD_OPEN_EXISTING;
+		flags |= UNIQD_OPEN_NEW;
+	}
+	p = uniqd_open_ex(opt.device, opt.pool, strlen(opt.pool), flags, &opt.limits);
+	if (!p) {
+		if (errno == ENOENT && (flags & UNIQD_OPEN_EXISTING) && !may_create &&
+		    !opt.existing && !strncmp(uniqd_last_error(), "attach", 6))
+			fprintf(stderr, "%s: note: this command never creates a pool; "
+				"pools live while a process holds them (uniqdctl --pool '%s' hold &)\n",
+				prog, opt.pool);
+		fail();
+	}
+	return p;
+}
+
+static void note_created(uniqd_pool *p)
+{
+	struct uniqd_pool_info info;
+
+	if (!uniqd_pool_info(p, &info) && info.created)
+		fprintf(stderr, "%s: note: created pool '%s'; it is freed when this command "
+			"exits (keep one alive with 'uniqdctl --pool %s hold &')\n",
+			prog, opt.pool, opt.pool);
+}
+
+/* ---- keys from the command line or standard input -------------------------- */
+
+struct keys {
+	char **data;
+	size_t *len;
+	size_t n, cap;
+};
+
+static void keys_add(struct keys *k, char *data, size_t len)
+{
+	if (k->n == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 64;
+		k->data = realloc(k->data, k->cap * sizeof(*k->data));
+		k->len = realloc(k->len, k->cap * sizeof(*k->len));
+		if (!k->data || !k->len) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			exit(EXIT_FAILED);
+		}
+	}
+	if (opt.hex) {
+		ssize_t n = unhex(data, len);
+
+		if (n < 0)
+			die_usage("key %zu is not hexadecimal (--hex)", k->n + 1);
+		len = (size_t)n;
+	}
+	k->data[k->n] = data;
+	k->len[k->n] = len;
+	k->n++;
+}
+
+static char *read_all(FILE *f, size_t *len)
+{
+	size_t cap = 4096, n = 0, r;
+	char *buf = malloc(cap);
+
+	while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += r;
+		if (n == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	if (!buf || ferror(f)) {
+		fprintf(stderr, "%s: read standard input: %s\n", prog, strerror(errno));
+		exit(EXIT_FAILED);
+	}
+	*len = n;
+	return buf;
+}
+
+static void read_keys(struct keys *k, int argc, char **argv)
+{
+	if (argc > 0) {
+		for (int i = 0; i < argc; i++) {
+			if (!strcmp(argv[i], "-")) {
+				size_t len;
+				char *all = read_all(stdin, &len);
+
+				keys_add(k, all, len);
+			} else {
+				keys_add(k, argv[i], strlen(argv[i]));
+			}
+		}
+		return;
+	}
+	if (isatty(STDIN_FILENO))
+		fprintf(stderr, "%s: reading keys from standard input, one a line (Ctrl-D ends)\n",
+			prog);
+	for (;;) {
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t n = getline(&line, &cap, stdin);
+
+		if (n < 0) {
+			free(line);
+			break;
+		}
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		keys_add(k, line, (size_t)n);
+	}
+}
+
+/* ---- commands -------------------------------------------------------------- */
+
+static const char *feature_names[] = {
+	"pools", "batch", "resolve", "stats", "blake3-shash",
+};
+
+static int cmd_version(int argc, char **argv)
+{
+	struct uniqd_device_info d;
+	int ok;
+
+	(void)argv;
+	if (argc)
+		die_usage("version takes no arguments");
+	ok = uniqd_device_info(opt.device, &d) == 0;
+	if (!ok && !opt.json) {
+		printf("uniqdctl %s, libuniqd %s\n", LIBUNIQD_VERSION_STRING, uniqd_version());
+		fail();
+	}
+	if (!ok)
+		fail();
+	if (opt.json) {
+		printf("{\"uniqdctl\":\"%s\",\"libuniqd\":\"%s\",\"abi_version\":%u,"
+		       "\"features\":[", LIBUNIQD_VERSION_STRING, uniqd_version(),
+		       d.abi_version);
+		for (unsigned int i = 0, first = 1; i < 5; i++)
+			if (d.features & (1ULL << i)) {
+				printf("%s\"%s\"", first ? "" : ",", feature_names[i]);
+				first = 0;
+			}
+		printf("],\"features_mask\":\"%#" PRIx64 "\",\"max_key_len\":%u,"
+		       "\"max_batch\":%u,\"max_pool_name\":%u,\"max_class_name\":%u}\n",
+		       d.features, d.max_key_len, d.max_batch, d.max_pool_name,
+		       d.max_class_name);
+		return 0;
+	}
+	printf("uniqdctl %s, libuniqd %s\n", LIBUNIQD_VERSION_STRING, uniqd_version());
+	printf("module ABI %u (libuniqd speaks %d)\nfeatures", d.abi_version,
+	       UNIQD_ABI_VERSION);
+	for (unsigned int i = 0; i < 5; i++)
+		if (d.features & (1ULL << i))
+			printf(" %s", feature_names[i]);
+	printf(" (%#" PRIx64 ")\n", d.features);
+	printf("max key length %u bytes, batch %u keys, names %u/%u bytes (pool/class)\n",
+	       d.max_key_len, d.max_batch, d.max_pool_name, d.max_class_name);
+	return 0;
+}
+
+static void mode_words(FILE *f, uint32_t mode, bool json)
+{
+	const char *w = mode & UNIQD_OPEN_SHARE_ALL ? "share-all" :
+			mode & UNIQD_OPEN_SHARE_GROUP ? "share-group" : "private";
+
+	if (json)
+		fprintf(f, "\"%s\"", w);
+	else
+		fputs(w, f);
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	struct uniqd_pool_stats s;
+	struct uniqd_pool_info info;
+	uniqd_pool *p;
+
+	(void)argv;
+	if (argc)
+		die_usage("stats takes no arguments");
+	p = open_pool(false);
+	if (uniqd_stats(p, &s))
+		fail();
+	uniqd_pool_info(p, &info);
+	if (opt.json) {
+		fputs("{\"pool\":", stdout);
+		json_str(stdout, info.name, info.name_len);
+		printf(",\"owner_uid\":%u,\"mode\":", info.owner_uid);
+		mode_words(stdout, info.mode, true);
+		printf(",\"entries\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"arena_bytes\":%" PRIu64
+		       ",\"table_bytes\":%" PRIu64 ",\"table_slots\":%" PRIu64
+		       ",\"hits\":%" PRIu64 ",\"misses\":%" PRIu64
+		       ",\"classes\":%u,\"class_slots\":%u,\"attached\":%u"
+		       ",\"max_bytes\":%" PRIu64 ",\"max_entries\":%" PRIu64
+		       ",\"max_classes\":%u}\n",
+		       s.entries, s.bytes, s.arena_bytes, s.table_bytes, s.table_slots,
+		       s.hits, s.misses, s.classes, s.class_slots, s.attached,
+		       s.max_bytes, s.max_entries, s.max_classes);
+	} else {
+		printf("pool         ");
+		print_quoted(stdout, info.name, info.name_len);
+		printf(" (owner uid %u, ", info.owner_uid);
+		mode_words(stdout, info.mode, false);
+		printf(")\nentries      %" PRIu64 " of %" PRIu64 "\n", s.entries, s.max_entries);
+		printf("bytes        %" PRIu64 " content, %" PRIu64 " arena of %" PRIu64 "\n",
+		       s.bytes, s.arena_bytes, s.max_bytes);
+		printf("classes      %u of %u\n", s.classes, s.max_classes);
+		printf("tables       %" PRIu64 " bytes, %" PRIu64 " entry slots, %u class slots\n",
+		       s.table_bytes, s.table_slots, s.class_slots);
+		printf("lookups      %" PRIu64 " hits, %" PRIu64 " misses\n", s.hits, s.misses);
+		printf("attached     %u (this command included)\n", s.attached);
+	}
+	uniqd_close(p);
+	return 0;
+}
+
+static int cmd_classes(int argc, char **argv)
+{
+	struct uniqd_pool_stats s;
+	struct uniqd_pool_info info;
+	uniqd_pool *p;
+
+	(void)argv;
+	if (argc)
+		die_usage("classes takes no arguments");
+	p = open_pool(false);
+	if (uniqd_stats(p, &s))
+		fail();
+	uniqd_pool_info(p, &info);
+	if (opt.json) {
+		fputs("{\"pool\":", stdout);
+		json_str(stdout, info.name, info.name_len);
+		fputs(",\"classes\":[", stdout);
+	} else {
+		printf("%6s %12s  %s\n", "ID", "ENTRIES", "NAME");
+	}
+	/* Class ids are dense: 1..classes. */
+	for (uint32_t id = 1; id <= s.classes; id++) {
+		struct uniqd_class_desc d;
+
+		if (uniqd_class_info(p, id, &d)) {
+			if (errno == EBADSLT)	/* registration in flight */
+				continue;
+			fail();
+		}
+		if (opt.json) {
+			printf("%s{\"id\":%u,\"entries\":%" PRIu64 ",\"name\":", id > 1 ? "," : "",
+			       d.class_id, d.entries);
+			json_str(stdout, d.name, d.name_len);
+			fputs("}", stdout);
+		} else {
+			printf("%6u %12" PRIu64 "  ", d.class_id, d.entries);
+			if (is_utf8(d.name, d.name_len) && !memchr(d.name, '\n', d.name_len))
+				fwrite(d.name, 1, d.name_len, stdout);
+			else
+				print_quoted(stdout, d.name, d.name_len);
+			fputc('\n', stdout);
+		}
+	}
+	if (opt.json)
+		fputs("]}\n", stdout);
+	uniqd_close(p);
+	return 0;
+}
+
+static void json_key_head(uniqd_pool *p, uint32_t cls)
+{
+	struct uniqd_pool_info info;
+
+	uniqd_pool_info(p, &info);
+	fputs("{\"pool\":", stdout);
+	json_str(stdout, info.name, info.name_len);
+	fputs(",\"class\":", stdout);
+	json_cstr(stdout, opt.class_name);
+	printf(",\"class_id\":%u,\"keys\":[", cls);
+}
+
+static void json_content(const void *data, size_t len)
+{
+	printf(",\"len\":%zu", len);
+	if (is_utf8(data, len)) {
+		fputs(",\"content\":", stdout);
+		json_str(stdout, data, len);
+	}
+	fputs(",\"content_hex\":\"", stdout);
+	print_hex(stdout, data, len);
+	fputc('"', stdout);
+}
+
+static int cmd_intern(int argc, char **argv, bool lookup)
+{
+	struct uniqd_item items[CHUNK];
+	struct keys k = { 0 };
+	int absent = 0;
+	uniqd_pool *p;
+	uint32_t cls;
+
+	read_keys(&k, argc, argv);
+	p = open_pool(!lookup);
+	if (!lookup)
+		note_created(p);
+	cls = uniqd_class_n(p, opt.class_name, strlen(opt.class_name),
+			    lookup ? UNIQD_CLASS_FIND : 0);
+	if (!cls && !(lookup && errno == ENOENT))
+		fail();
+	if (!cls)	/* no such class: every key is absent */
+		fprintf(stderr, "%s: note: class '%s' is not registered in pool '%s'\n", prog,
+			opt.class_name, opt.pool);
+
+	if (opt.json)
+		json_key_head(p, cls);
+	for (size_t base = 0; base < k.n; base += CHUNK) {
+		size_t m = k.n - base < CHUNK ? k.n - base : CHUNK;
+
+		for (size_t i = 0; i < m; i++)
+			items[i] = (struct uniqd_item){ .data = k.data[base + i],
+							.len = k.len[base + i],
+							.class_id = cls,
+							.status = UNIQD_ABSENT };
+		/* Each key asks the kernel once: the status says new or not. */
+		if (cls && uniqd_intern_many(p, items, m,
+					     UNIQD_NOCACHE | (lookup ? UNIQD_NOCREATE : 0)) != m)
+			fail();
+		for (size_t i = 0; i < m; i++) {
+			struct uniqd_item *it = &items[i];
+			const char *status = it->status & UNIQD_ABSENT ? "absent" :
+					     lookup ? "found" :
+					     it->status & UNIQD_CREATED ? "new" : "existing";
+
+			absent += !!(it->status & UNIQD_ABSENT);
+			if (opt.json) {
+				printf("%s{\"handle\":", base + i ? "," : "");
+				if (it->handle)
+					printf("\"0x%016" PRIx64 "\"", it->handle);
+				else
+					fputs("null", stdout);
+				printf(",\"status\":\"%s\"", status);
+				json_content(it->data, it->len);
+				fputs("}", stdout);
+			} else {
+				if (it->handle)
+					printf("0x%016" PRIx64, it->handle);
+				else
+					printf("%-18s", "-");
+				printf("  %-8s  ", status);
+				print_content(stdout, it->data, it->len);
+				fputc('\n', stdout);
+			}
+		}
+	}
+	if (opt.json)
+		fputs("]}\n", stdout);
+	uniqd_close(p);
+	return absent ? EXIT_ABSENT : 0;
+}
+
+static uint64_t parse_handle(const char *s)
+{
+	char *end;
+	uint64_t h;
+
+	errno = 0;
+	h = strtoull(s, &end, 0);
+	if (errno || end == s || *end || !h || *s == '-')
+		die_usage("'%s' is not a handle (a non-zero number, e.g. 0x0000000100000001)", s);
+	return h;
+}
+
+static int cmd_resolve(int argc, char **argv)
+{
+	uniqd_pool *p;
+
+	if (!argc)
+		die_usage("resolve: which handles?");
+	if (opt.raw && (argc != 1 || opt.json))
+		die_usage("--raw writes the content of one handle, without --json");
+	for (int i = 0; i < argc; i++)
+		parse_handle(argv[i]);
+	p = open_pool(false);
+	if (opt.json) {
+		struct uniqd_pool_info info;
+
+		uniqd_pool_info(p, &info);
+		fputs("{\"pool\":", stdout);
+		json_str(stdout, info.name, info.name_len);
+		fputs(",\"handles\":[", stdout);
+	}
+	for (int i = 0; i < argc; i++) {
+		uint64_t h = parse_handle(argv[i]);
+		struct uniqd_class_desc d;
+		uint32_t cls = 0;
+		size_t len = 0;
+		char *data = uniqd_resolve_alloc(p, h, &len, &cls);
+
+		if (!data)
+			fail();
+		if (uniqd_class_info(p, cls, &d))
+			fail();
+		if (opt.raw) {
+			fwrite(data, 1, len, stdout);
+		} else if (opt.json) {
+			printf("%s{\"handle\":\"0x%016" PRIx64 "\",\"class_id\":%u,\"class\":",
+			       i ? "," : "", h, cls);
+			json_str(stdout, d.name, d.name_len);
+			json_content(data, len);
+			fputs("}", stdout);
+		} else {
+			printf("0x%016" PRIx64 "  ", h);
+			print_quoted(stdout, d.name, d.name_len);
+			printf("  %zu  ", len);
+			print_content(stdout, data, len);
+			fputc('\n', stdout);
+		}
+		free(data);
+	}
+	if (opt.json)
+		fputs("]}\n", stdout);
+	uniqd_close(p);
+	return 0;
+}
+
+static int cmd_digest(int argc, char **argv)
+{
+	uniqd_pool *p;
+
+	if (!argc)
+		die_usage("digest: which handles?");
+	for (int i = 0; i < argc; i++)
+		parse_handle(argv[i]);
+	p = open_pool(false);
+	if (opt.json)
+		fputs("{\"digests\":[", stdout);
+	for (int i = 0; i < argc; i++) {
+		uint64_t h = parse_handle(argv[i]);
+		uint8_t d[UNIQD_DIGEST_SIZE];
+
+		if (uniqd_digest(p, h, d))
+			fail();
+		if (opt.json) {
+			printf("%s{\"handle\":\"0x%016" PRIx64 "\",\"digest\":\"", i ? "," : "", h);
+			print_hex(stdout, d, sizeof(d));
+			fputs("\"}", stdout);
+		} else {
+			print_hex(stdout, d, sizeof(d));
+			printf("  0x%016" PRIx64 "\n", h);
+		}
+	}
+	if (opt.json)
+		fputs("]}\n", stdout);
+	uniqd_close(p);
+	return 0;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int cmd_hold(int argc, char **argv)
+{
+	struct uniqd_pool_info info;
+	struct sigaction sa;
+	uniqd_pool *p;
+
+	(void)argv;
+	if (argc)
+		die_usage("hold takes no arguments (the pool is --pool)");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	p = open_pool(true);
+	uniqd_pool_info(p, &info);
+	if (opt.json) {
+		fputs("{\"pool\":", stdout);
+		json_str(stdout, info.name, info.name_len);
+		printf(",\"created\":%s,\"pid\":%d,\"owner_uid\":%u,\"mode\":",
+		       info.created ? "true" : "false", (int)getpid(), info.owner_uid);
+		mode_words(stdout, info.mode, true);
+		fputs("}\n", stdout);
+	} else {
+		printf("holding pool ");
+		print_quoted(stdout, info.name, info.name_len);
+		printf(" (%s, pid %d); stop with Ctrl-C or kill %d\n",
+		       info.created ? "created" : "existing", (int)getpid(), (int)getpid());
+	}
+	fflush(stdout);
+	if (opt.seconds > 0) {
+		struct timespec ts = { .tv_sec = (time_t)opt.seconds,
+				       .tv_nsec = (long)((opt.seconds - (double)(time_t)opt.seconds) * 1e9) };
+
+		while (!stop && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	} else {
+		while (!stop)
+			pause();
+	}
+	uniqd_close(p);
+	return 0;
+}
+
+static uint64_t parse_u64(const char *name, const char *s)
+{
+	char *end;
+	uint64_t v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *s == '-')
+		die_usage("%s: '%s' is not a number", name, s);
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		die_usage("%s: '%s' is not a number", name, s);
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_SHARE_GROUP = 256, O_SHARE_ALL, O_MAX_BYTES, O_MAX_ENTRIES,
+	       O_MAX_CLASSES, O_SECONDS, O_RAW };
+	static const struct option longopts[] = {
+		{ "pool", required_argument, NULL, 'p' },
+		{ "class", required_argument, NULL, 'c' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "hex", no_argument, NULL, 'x' },
+		{ "raw", no_argument, NULL, O_RAW },
+		{ "json", no_argument, NULL, 'j' },
+		{ "existing", no_argument, NULL, 'e' },
+		{ "new", no_argument, NULL, 'n' },
+		{ "share-group", no_argument, NULL, O_SHARE_GROUP },
+		{ "share-all", no_argument, NULL, O_SHARE_ALL },
+		{ "max-bytes", required_argument, NULL, O_MAX_BYTES },
+		{ "max-entries", required_argument, NULL, O_MAX_ENTRIES },
+		{ "max-classes", required_argument, NULL, O_MAX_CLASSES },
+		{ "seconds", required_argument, NULL, O_SECONDS },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd;
+	int c;
+
+	opt.pool = getenv("UNIQD_POOL");
+	if (!opt.pool || !*opt.pool)
+		opt.pool = "default";
+	opt.class_name = getenv("UNIQD_CLASS");
+	if (!opt.class_name || !*opt.class_name)
+		opt.class_name = "default";
+
+	while ((c = getopt_long(argc, argv, "p:c:d:xjenhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p': opt.pool = optarg; break;
+		case 'c': opt.class_name = optarg; break;
+		case 'd': opt.device = optarg; break;
+		case 'x': opt.hex = true; break;
+		case O_RAW: opt.raw = true; break;
+		case 'j': opt.json = true; break;
+		case 'e': opt.existing = true; break;
+		case 'n': opt.create_new = true; break;
+		case O_SHARE_GROUP: opt.share |= UNIQD_OPEN_SHARE_GROUP; break;
+		case O_SHARE_ALL: opt.share |= UNIQD_OPEN_SHARE_ALL; break;
+		case O_MAX_BYTES: opt.limits.max_bytes = parse_u64("--max-bytes", optarg); break;
+		case O_MAX_ENTRIES: opt.limits.max_entries = parse_u64("--max-entries", optarg); break;
+		case O_MAX_CLASSES: {
+			uint64_t v = parse_u64("--max-classes", optarg);
+
+			if (v > UINT32_MAX)
+				die_usage("--max-classes: %s is too large", optarg);
+			opt.limits.max_classes = (uint32_t)v;
+			break;
+		}
+		case O_SECONDS: {
+			char *end;
+
+			opt.seconds = strtod(optarg, &end);
+			if (end == optarg || *end || opt.seconds < 0)
+				die_usage("--seconds: '%s' is not a number of seconds", optarg);
+			break;
+		}
+		case 'h': usage(stdout); return 0;
+		case 'V': optind = argc; return cmd_version(0, NULL);
+		default: die_usage("unknown option");
+		}
+	}
+	if (opt.existing && opt.create_new)
+		die_usage("--existing and --new exclude each other");
+	if (!*opt.pool)
+		die_usage("the pool name is empty");
+	if (strlen(opt.pool) > UNIQD_POOL_NAME_MAX)
+		die_usage("a pool name is at most %d bytes", UNIQD_POOL_NAME_MAX);
+	if (!*opt.class_name || strlen(opt.class_name) > UNIQD_CLASS_NAME_MAX)
+		die_usage("a class name is 1 to %d bytes", UNIQD_CLASS_NAME_MAX);
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = argv[optind++];
+	argc -= optind;
+	argv += optind;
+
+	if (!strcmp(cmd, "version"))
+		return cmd_version(argc, argv);
+	if (!strcmp(cmd, "stats"))
+		return cmd_stats(argc, argv);
+	if (!strcmp(cmd, "classes"))
+		return cmd_classes(argc, argv);
+	if (!strcmp(cmd, "intern"))
+		return cmd_intern(argc, argv, false);
+	if (!strcmp(cmd, "lookup"))
+		return cmd_intern(argc, argv, true);
+	if (!strcmp(cmd, "resolve"))
+		return cmd_resolve(argc, argv);
+	if (!strcmp(cmd, "digest"))
+		return cmd_digest(argc, argv);
+	if (!strcmp(cmd, "hold"))
+		return cmd_hold(argc, argv);
+	if (!strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	die_usage("unknown command '%s'", cmd);
+}
