@@ -339,7 +339,8 @@ int main(void)
 	th_case("usage errors exit 2") {
 		CHECK(RUN(&r, "bogus") == 2 && strstr(r.err, "unknown command 'bogus'"), "%s",
 		      r.err);
-		CHECK(RUN(&r) == 2 && strstr(r.err, "usage:"), "no command");
+		CHECK(runv(&r, NULL, 0, -1, (const char *const[]){ NULL }) == 2 &&
+		      strstr(r.err, "usage:"), "no command");
 		CHECK(RUN(&r, "--existing", "--new", "stats") == 2, "existing and new");
 		CHECK(RUN(&r, "resolve", "xyz") == 2 && strstr(r.err, "'xyz' is not a handle"),
 		      "%s", r.err);
