@@ -11,6 +11,7 @@
 #include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "arena.h"
 
@@ -50,11 +51,24 @@ void uniqd_arena_destroy(struct uniqd_arena *a)
 	mutex_destroy(&a->lock);
 }
 
+/*
+ * kmalloc() serves a large size with a power of two of pages: a record of
+ * 64 KiB plus its headers would take 128 KiB. When that rounding wastes
+ * more than 1/8, use vmalloc(), which rounds to a page.
+ */
+static void *uniqd_arena_mem(size_t bytes)
+{
+	if (bytes > PAGE_SIZE &&
+	    (PAGE_SIZE << get_order(bytes)) - bytes > bytes / 8)
+		return __vmalloc(bytes, GFP_KERNEL_ACCOUNT);
+	return kvmalloc(bytes, GFP_KERNEL_ACCOUNT);
+}
+
 static struct uniqd_chunk *uniqd_chunk_new(struct uniqd_arena *a, size_t bytes)
 {
 	struct uniqd_chunk *c;
 
-	c = kvmalloc(bytes, GFP_KERNEL_ACCOUNT);
+	c = uniqd_arena_mem(bytes);
 	if (!c)
 		return NULL;
 	c->next = NULL;

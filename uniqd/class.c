@@ -175,15 +175,17 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 	goto unlock;
 
 free_rec:
+	/* Unreserves the bytes it can give back; the rest stay counted. */
 	uniqd_rec_waste(pool, rec, size);
-	goto free_table;
-unreserve:
-	uniqd_bytes_unreserve(pool, size);
+	uniqd_table_destroy(&cls->table);
+	kfree(cls);
 	goto unlock;
 free_table:
 	uniqd_table_destroy(&cls->table);
 free_cls:
 	kfree(cls);
+unreserve:
+	uniqd_bytes_unreserve(pool, size);
 unlock:
 	mutex_unlock(&pool->class_mutex);
 	return ret;
