@@ -3,13 +3,18 @@
  * libuniqd: interning and lookup, single and batched, behind a per-thread
  * cache.
  *
- * The cache is direct-mapped: UQ_CACHE_SLOTS slots of one cache line each,
- * indexed by the top bits of a 64-bit hash of (pool serial, class id,
- * content). A slot keeps the full hash, the pool serial, the class id, the
- * length, the content itself (inline up to UQ_INLINE_MAX bytes, in a
- * malloc()ed copy up to UQ_HEAP_MAX; longer keys are never cached) and the
- * handle. A hit compares all of them, the content with memcmp(): a hash
- * match alone never returns a handle.
+ * The cache is 4-way set-associative: 1024 sets of 4 slots, one cache line
+ * a slot (256 KiB), indexed by the top bits of a 64-bit hash of (pool
+ * serial, class id, content). A slot keeps the full hash, the pool serial,
+ * the class id, the length, the content itself (inline up to UQ_INLINE_MAX
+ * bytes, in a malloc()ed copy of UQ_HEAP_MAX bytes up to that; longer keys
+ * are never cached) and the handle. A hit compares all of them, the content
+ * with memcmp(): a hash match alone never returns a handle. So a thread's
+ * cache never holds more than 256 KiB + 4096 * 256 B = 1.25 MiB.
+ *
+ * Measured on the host (Documentation/libuniqd.rst): a hit costs 10-15 ns;
+ * with 1000 keys in use (cyclic order, the worst) 4% miss, where a
+ * direct-mapped cache of 2048 slots missed 40%.
  *
  * Why a cached handle never goes stale: the kernel never reuses a handle
  * during a pool's life and the pool lives at least as long as our attached
@@ -27,8 +32,14 @@
 
 #include "internal.h"
 
-#define UQ_CACHE_BITS	11
-#define UQ_CACHE_SLOTS	(1U << UQ_CACHE_BITS)
+#ifndef UQ_WAY_BITS
+#define UQ_WAY_BITS	2
+#endif
+#ifndef UQ_SET_BITS
+#define UQ_SET_BITS	10
+#endif
+#define UQ_WAYS		(1U << UQ_WAY_BITS)
+#define UQ_CACHE_SLOTS	(1U << (UQ_SET_BITS + UQ_WAY_BITS))
 #define UQ_INLINE_MAX	32
 #define UQ_HEAP_MAX	256
 
@@ -105,30 +116,58 @@ static struct uq_cache *uq_cache_new(void)
 	return c;
 }
 
+/* The first slot of the set KEY's hash maps to. */
+static inline struct uq_slot *uq_cache_set(struct uq_cache *c, uint64_t hash)
+{
+	return &c->slots[(hash >> (64 - UQ_SET_BITS)) << UQ_WAY_BITS];
+}
+
 static inline struct uq_slot *uq_cache_find(struct uq_cache *c, uint32_t serial,
 					    uint32_t class_id, const void *data,
 					    uint32_t len, uint64_t hash)
 {
-	struct uq_slot *s = &c->slots[hash >> (64 - UQ_CACHE_BITS)];
+	struct uq_slot *set = uq_cache_set(c, hash);
 
-	if (s->hash != hash || s->serial != serial || s->class_id != class_id ||
-	    s->len != len || !s->handle)
-		return NULL;
-	if (len && memcmp(len > UQ_INLINE_MAX ? s->key.heap : s->key.bytes, data, len))
-		return NULL;
-	return s;
+	for (uint32_t w = 0; w < UQ_WAYS; w++) {
+		struct uq_slot *s = &set[w];
+
+		if (s->hash != hash || s->serial != serial ||
+		    s->class_id != class_id || s->len != len || !s->handle)
+			continue;
+		if (len && memcmp(len > UQ_INLINE_MAX ? s->key.heap : s->key.bytes,
+				  data, len))
+			continue;
+		return s;
+	}
+	return NULL;
 }
 
+/*
+ * Fill an empty way of the set, else replace the ways in turn (the set's
+ * first slot keeps the turn in its pad field): a hit writes nothing.
+ */
 static void uq_cache_put(struct uq_cache *c, uint32_t serial, uint32_t class_id,
 			 const void *data, uint32_t len, uint64_t hash,
 			 uint64_t handle)
 {
-	struct uq_slot *s = &c->slots[hash >> (64 - UQ_CACHE_BITS)];
-	uint8_t *old = s->handle && s->len > UQ_INLINE_MAX ? s->key.heap : NULL;
-	uint8_t *heap = NULL;
+	struct uq_slot *set = uq_cache_set(c, hash), *s = NULL;
+	uint8_t *old, *heap = NULL;
 
 	if (len > UQ_HEAP_MAX)
 		return;
+	s = uq_cache_find(c, serial, class_id, data, len, hash);
+	if (s) {		/* asked the kernel anyway (UNIQD_NOCACHE) */
+		s->handle = handle;
+		return;
+	}
+	for (uint32_t w = 0; w < UQ_WAYS && !s; w++)
+		if (!set[w].handle)
+			s = &set[w];
+	if (!s) {
+		s = &set[set[0].pad & (UQ_WAYS - 1)];
+		set[0].pad = (set[0].pad + 1) & (UQ_WAYS - 1);
+	}
+	old = s->handle && s->len > UQ_INLINE_MAX ? s->key.heap : NULL;
 	if (len > UQ_INLINE_MAX) {
 		/* Every heap copy is UQ_HEAP_MAX bytes: reuse the old one. */
 		heap = old ? old : malloc(UQ_HEAP_MAX);
@@ -139,7 +178,7 @@ static void uq_cache_put(struct uq_cache *c, uint32_t serial, uint32_t class_id,
 	free(old);
 	if (!s->handle)
 		c->used++;
-	else if (s->hash != hash)
+	else
 		c->evictions++;
 	if (heap) {
 		memcpy(heap, data, len);
