@@ -141,7 +141,7 @@ STAGE := $(abspath $(B))/stage
 STAGE_PKG = PKG_CONFIG_LIBDIR=$(STAGE)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(STAGE) pkg-config
 TOOL_BINS += $(B)/static-bin/libuniqd-example
 
-$(B)/stage/.done: $(B)/lib/libuniqd.a $(B)/lib/libuniqd.so $(B)/bin/uniqdctl $(MAN_PAGES) tools/libuniqd/libuniqd.pc.in \
+$(B)/stage/.done: $(B)/lib/libuniqd.a $(B)/lib/libuniqd.so $(B)/bin/uniqdctl $(B)/static-bin/uniqdctl $(MAN_PAGES) tools/libuniqd/libuniqd.pc.in \
 		tools/libuniqd/libuniqd.h include/uapi/linux/uniqd.h
 	rm -rf $(STAGE)
 	$(MAKE) -s install-user DESTDIR=$(STAGE) PREFIX=/usr
