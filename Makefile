@@ -87,7 +87,6 @@ run: deps
 	tools/testing/run-demo.sh
 
 check: deps
-	tools/deps.sh --debug-kernel
 	tools/testing/check.sh
 
 check-quick: deps

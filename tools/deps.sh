@@ -4,15 +4,15 @@
 # Install what uniqd's build, tests and VM runs need from Debian's packages.
 # Does nothing when everything is present, so every make target may call it.
 #
-#   tools/deps.sh [--debug-kernel]
+#   tools/deps.sh
 #
-# --debug-kernel also installs the kernel source used for the debug kernel.
+# linux-source-6.12 is for the debug kernel and for checkpatch.pl.
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       python3 sparse bc flex bison libelf-dev libssl-dev dwarves
-      linux-image-amd64 linux-headers-amd64 gnuplot-nox pkg-config dkms)
-[ "${1:-}" = "--debug-kernel" ] && want+=(linux-source-6.12 build-essential)
+      linux-image-amd64 linux-headers-amd64 gnuplot-nox pkg-config dkms
+      linux-source-6.12 build-essential)
 
 missing=()
 for p in "${want[@]}"; do

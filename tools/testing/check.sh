@@ -33,7 +33,7 @@ start=$(date +%s)
 # Userspace: libraries, tools, native tests, static programs for the guest.
 # Guest programs are rebuilt so that a deleted test never runs from a stale binary.
 rm -rf "$B/tests" "$B/demo" "$B/bench" "$B/native"
-if make -s -C "$top" userspace >"$R/host/userspace.log" 2>&1; then
+if make -k -s -C "$top" userspace >"$R/host/userspace.log" 2>&1; then
 	say "ok host:build.userspace"
 else
 	tail -n 30 "$R/host/userspace.log" >&2

@@ -11,9 +11,19 @@ kdir=$1 out=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out"
 
-cp=$(ls -d "${UNIQD_CACHE:-/var/cache/uniqd}"/linux-source-6.12*/scripts/checkpatch.pl 2>/dev/null | head -n 1)
+cache=${UNIQD_CACHE:-/var/cache/uniqd}
+cp=$(ls -d "$cache"/linux-source-6.12*/scripts/checkpatch.pl "$cache"/lint/*/scripts/checkpatch.pl 2>/dev/null | head -n 1)
+# Without the debug kernel's unpacked tree, take just checkpatch and its
+# data files out of Debian's source tarball.
+if [ -z "$cp" ] && [ -f /usr/src/linux-source-6.12.tar.xz ]; then
+	mkdir -p "$cache/lint"
+	tar -C "$cache/lint" -xJf /usr/src/linux-source-6.12.tar.xz --wildcards \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+		'*/scripts/const_structs.checkpatch' 2>/dev/null
+	cp=$(ls -d "$cache"/lint/*/scripts/checkpatch.pl 2>/dev/null | head -n 1)
+fi
 if [ -z "$cp" ]; then
-	echo "not ok host:lint.checkpatch: no kernel source unpacked (tools/testing/vm/debug-kernel.sh unpacks it)"
+	echo "not ok host:lint.checkpatch: no checkpatch.pl: install linux-source-6.12 (tools/deps.sh)"
 else
 	files=$(cd "$top" && ls uniqd/*.c uniqd/*.h uniqd/*/*.c include/uapi/linux/*.h 2>/dev/null)
 	# --no-tree: out-of-tree module. Ignored: the new-file MAINTAINERS nag and

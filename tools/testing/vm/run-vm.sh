@@ -75,8 +75,8 @@ secs=$(( $(date +%s) - start ))
 	fi
 } > "$res"
 
-# KTAP from KUnit suites, when the guest ran any.
-if grep -q 'KTAP version' "$log"; then
+# KTAP from uniqd's KUnit suites, when the guest ran them.
+if grep -q '# Subtest: uniqd' "$log"; then
 	"$here/ktap-results.sh" "$name" "$log" >> "$res"
 fi
 
