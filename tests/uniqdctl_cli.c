@@ -533,6 +533,9 @@ int main(void)
 		CHECK(RUN(&r, "--pool", "cli", "stats") == 3, "pool still there");
 		CHECK(RUN(&r, "--pool", "cli.timed", "--seconds", "0.2", "hold") == 0 &&
 		      strstr(r.out, "holding pool 'cli.timed' (created"), "%s", r.out);
+		CHECK(RUN(&r, "--seconds", "0.1", "hold", "cli.positional") == 0 &&
+		      strstr(r.out, "holding pool 'cli.positional'"), "%s", r.out);
+		CHECK(RUN(&r, "hold", "a", "b") == 2, "two pools");
 		CHECK(RUN(&r, "--json", "--pool", "cli.timed", "--seconds", "0.1", "hold") == 0 &&
 		      json_ok(r.out) && strstr(r.out, "\"created\":true"), "%s", r.out);
 	}

@@ -121,6 +121,21 @@ else
 	bad readme-example "Documentation/libuniqd.rst's first C block differs from $ex"
 fi
 
+# libuniqd(3)'s own example, as installed, must build the same way.
+awk '/^\.SH EXAMPLES/ {ex = 1; next}
+     ex && /^\.EX/ {inb = 1; next}
+     inb && /^\.EE/ {exit}
+     inb {print}' "$p/share/man/man3/libuniqd.3" |
+	sed -e 's/\\e/\\/g' -e 's/\\-/-/g' >"$work/man-example.c"
+# shellcheck disable=SC2046
+if grep -q 'uniqd_open' "$work/man-example.c" &&
+   cc -Wall -Wextra -Werror -o "$work/man-example" "$work/man-example.c" \
+	$(pkg-config --cflags --libs libuniqd) 2>"$work/man-cc.log"; then
+	ok man-example-build
+else
+	bad man-example-build "libuniqd(3)'s example: $(head -n 3 "$work/man-cc.log" | tr '\n' ' ')"
+fi
+
 # Compile it as the man page says, shared and static, and run it: there is
 # no /dev/uniqd here (tests/lib_example.c runs it in the VM), so it must fail
 # with the library's explanation, having loaded the installed libuniqd.so.1.

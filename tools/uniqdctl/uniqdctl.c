@@ -61,7 +61,7 @@ static void usage(FILE *f)
 "  lookup [KEY...]      the handle of each KEY if interned (never creates)\n"
 "  resolve HANDLE...    the class and content of each handle\n"
 "  digest HANDLE...     the BLAKE3-256 digest of each handle\n"
-"  hold                 attach (creating the pool) and keep it alive until\n"
+"  hold [POOL]          attach (creating the pool) and keep it alive until\n"
 "                       interrupted or --seconds pass\n"
 "\n"
 "Without KEY arguments, intern and lookup read keys from standard input, one\n"
@@ -749,9 +749,13 @@ static int cmd_hold(int argc, char **argv)
 	struct sigaction sa;
 	uniqd_pool *p;
 
-	(void)argv;
-	if (argc)
-		die_usage("hold takes no arguments (the pool is --pool)");
+	if (argc > 1)
+		die_usage("hold takes one pool (or --pool)");
+	if (argc == 1) {
+		opt.pool = argv[0];
+		if (!*opt.pool || strlen(opt.pool) > UNIQD_POOL_NAME_MAX)
+			die_usage("a pool name is 1 to %d bytes", UNIQD_POOL_NAME_MAX);
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
