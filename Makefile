@@ -34,7 +34,7 @@ deps:
 
 module:
 	@test -n "$(KDIR)" || { echo "no kernel build tree: set KDIR"; exit 1; }
-	tools/build-module.sh $(KDIR) $(B)/module
+	tools/build-module.sh $(KDIR) $(abspath $(B))/module
 	@echo "built $(B)/module/src/uniqd.ko for $(KDIR)"
 
 # ---- userspace -------------------------------------------------------------

@@ -42,6 +42,9 @@ fi
 
 if [ "$mode" = check ]; then
 	"$top/tools/testing/native.sh" "$B/native" >> "$host"
+	# make install into a staging DESTDIR, and dkms build for 6.1 and 6.12.
+	"$top/tools/install-check.sh" >> "$host" 2>"$R/host/install-check.log"
+	"$top/tools/dkms-check.sh" >> "$host" 2>"$R/host/dkms-check.log"
 fi
 
 progs=$B/tests
