@@ -1,0 +1,914 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: pools, classes (level 1), entries (level 2), limits and handles,
+ * through the same functions the ioctls call (pool.c, class.c). The pools
+ * live in this module's own registry. INTERN reads its content from user
+ * memory, so the tests that intern map some for their kthread
+ * (kunit_vm_mmap()) and copy their keys there first.
+ */
+#include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/err.h>
+#include <linux/kthread.h>
+#include <linux/mman.h>
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "pool.h"
+#include "uniqd_kunit.h"
+
+#define UK_UBUF_LEN	(128 * 1024)
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void uk_pool_put(void *pool)
+{
+	uniqd_pool_put(pool);
+}
+
+static int uk_attach(struct kunit *test, const char *name, u32 flags,
+		     u64 max_bytes, u64 max_entries, u32 max_classes,
+		     struct uniqd_pool **pool, bool *created)
+{
+	struct uniqd_attach_req req = {
+		.name = (const u8 *)name,
+		.name_len = strlen(name),
+		.flags = flags,
+		.max_bytes = max_bytes,
+		.max_entries = max_entries,
+		.max_classes = max_classes,
+	};
+	int ret;
+
+	ret = uniqd_pool_attach(&req, pool, created);
+	/* Each reference is put when the test ends, unless released before. */
+	if (!ret)
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, uk_pool_put,
+								*pool), 0);
+	return ret;
+}
+
+/* A new pool with these limits (0: the module's default). */
+static struct uniqd_pool *uk_pool(struct kunit *test, const char *name,
+				  u64 max_bytes, u64 max_entries,
+				  u32 max_classes)
+{
+	struct uniqd_pool *pool;
+	bool created;
+
+	KUNIT_ASSERT_EQ(test, uk_attach(test, name, UNIQD_ATTACH_NEW, max_bytes,
+					max_entries, max_classes, &pool,
+					&created), 0);
+	KUNIT_ASSERT_TRUE(test, created);
+	return pool;
+}
+
+static int uk_class_get(struct uniqd_pool *pool, const char *name, bool create,
+			u32 *id, bool *created)
+{
+	return uniqd_class_get(pool, name, strlen(name), create, id, created);
+}
+
+static struct uniqd_kclass *uk_class(struct kunit *test,
+				     struct uniqd_pool *pool, const char *name)
+{
+	struct uniqd_kclass *cls;
+	bool created;
+	u32 id;
+
+	KUNIT_ASSERT_EQ(test, uk_class_get(pool, name, true, &id, &created), 0);
+	cls = uniqd_class_find(pool, id);
+	KUNIT_ASSERT_NOT_NULL(test, cls);
+	return cls;
+}
+
+/* User memory for this test's kthread: INTERN copies its content from it. */
+static void __user *uk_user_buf(struct kunit *test)
+{
+	unsigned long addr;
+
+	addr = kunit_vm_mmap(test, NULL, 0, UK_UBUF_LEN, PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	if (!addr || IS_ERR_VALUE(addr))
+		kunit_skip(test, "no user memory (kunit_vm_mmap())");
+	return (void __user *)addr;
+}
+
+/* INTERN (@create) or LOOKUP @len bytes at @data, through @ubuf. */
+static int uk_intern(void __user *ubuf, struct uniqd_pool *pool,
+		     struct uniqd_kclass *cls, const void *data, u32 len,
+		     bool create, u64 *handle, bool *created)
+{
+	if (WARN_ON(len > UK_UBUF_LEN) || copy_to_user(ubuf, data, len))
+		return -EFAULT;
+	return uniqd_intern(pool, cls, ubuf, len, create, handle, created);
+}
+
+/* Key @k: "key-<k>" and a tail of k % 50 bytes. */
+static u32 uk_key(u32 k, char *buf)
+{
+	u32 len = sprintf(buf, "key-%u-", k), i;
+
+	for (i = 0; i < k % 50; i++)
+		buf[len++] = 'a' + (k + i) % 26;
+	return len;
+}
+
+static struct uniqd_stats uk_stats(struct uniqd_pool *pool)
+{
+	struct uniqd_stats st;
+
+	uniqd_pool_stats(pool, &st);
+	return st;
+}
+
+/* The record of @handle must be (@cls, @data, @len). */
+static void uk_expect_rec(struct kunit *test, struct uniqd_pool *pool,
+			  u64 handle, u32 class_id, const void *data, u32 len)
+{
+	struct uniqd_rec *rec = uniqd_resolve(pool, handle);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, rec);
+	KUNIT_EXPECT_EQ(test, rec->class_id, class_id);
+	KUNIT_EXPECT_EQ(test, rec->idx, (u32)handle);
+	KUNIT_ASSERT_EQ(test, rec->len, len);
+	KUNIT_EXPECT_MEMEQ(test, rec->data, data, len);
+}
+
+/* ---- pools -------------------------------------------------------------- */
+
+static void pool_attach_share(struct kunit *test)
+{
+	struct uniqd_pool *p, *q, *r;
+	bool created;
+
+	KUNIT_ASSERT_EQ(test, uk_attach(test, "share", UNIQD_ATTACH_NEW, 0, 0, 0,
+					&p, &created), 0);
+	KUNIT_EXPECT_TRUE(test, created);
+	KUNIT_EXPECT_NE(test, p->id, 0U);
+	KUNIT_EXPECT_EQ(test, p->max_bytes, uniqd_max_pool_bytes);
+	KUNIT_EXPECT_EQ(test, p->max_entries, uniqd_max_pool_entries);
+	KUNIT_EXPECT_EQ(test, p->max_classes, uniqd_max_pool_classes);
+
+	KUNIT_ASSERT_EQ(test, uk_attach(test, "share", 0, 0, 0, 0, &q, &created),
+			0);
+	KUNIT_EXPECT_PTR_EQ(test, q, p);
+	KUNIT_EXPECT_FALSE(test, created);
+	KUNIT_EXPECT_EQ(test, uk_attach(test, "share", UNIQD_ATTACH_NEW, 0, 0, 0,
+					&r, &created), -EEXIST);
+	KUNIT_ASSERT_EQ(test, uk_attach(test, "share", UNIQD_ATTACH_EXISTING, 0,
+					0, 0, &r, &created), 0);
+	KUNIT_EXPECT_PTR_EQ(test, r, p);
+	KUNIT_EXPECT_EQ(test, uk_stats(p).attached, 3U);
+	/* Names are bytes: another length is another pool. */
+	KUNIT_EXPECT_EQ(test, uk_attach(test, "shar", UNIQD_ATTACH_EXISTING, 0,
+					0, 0, &r, &created), -ENOENT);
+
+	kunit_release_action(test, uk_pool_put, p);
+	kunit_release_action(test, uk_pool_put, p);
+	KUNIT_EXPECT_EQ(test, uk_stats(p).attached, 1U);
+	kunit_release_action(test, uk_pool_put, p);
+	/* The last put freed it: the name is free again. */
+	KUNIT_EXPECT_EQ(test, uk_attach(test, "share", UNIQD_ATTACH_EXISTING, 0,
+					0, 0, &r, &created), -ENOENT);
+}
+
+/* Pool ids are never 0 and never reused while the module is loaded. */
+static void pool_ids(struct kunit *test)
+{
+	struct uniqd_pool *a = uk_pool(test, "ids-a", 0, 0, 0);
+	struct uniqd_pool *b = uk_pool(test, "ids-b", 0, 0, 0);
+	u32 ida = a->id, idb = b->id;
+	struct uniqd_pool *c;
+
+	KUNIT_EXPECT_NE(test, ida, 0U);
+	KUNIT_EXPECT_NE(test, ida, idb);
+	kunit_release_action(test, uk_pool_put, a);
+	c = uk_pool(test, "ids-a", 0, 0, 0);
+	KUNIT_EXPECT_NE(test, c->id, ida);
+	KUNIT_EXPECT_NE(test, c->id, idb);
+}
+
+static unsigned int uk_saved_max_pools;
+
+static void uk_restore_max_pools(void *unused)
+{
+	uniqd_max_pools = uk_saved_max_pools;
+}
+
+static void pool_max_pools(struct kunit *test)
+{
+	struct uniqd_pool *a, *p;
+	bool created;
+
+	uk_saved_max_pools = uniqd_max_pools;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, uk_restore_max_pools,
+							NULL), 0);
+	/* No other pool of this module's registry lives between tests. */
+	uniqd_max_pools = 2;
+	a = uk_pool(test, "max-a", 0, 0, 0);
+	uk_pool(test, "max-b", 0, 0, 0);
+	KUNIT_EXPECT_EQ(test, uk_attach(test, "max-c", 0, 0, 0, 0, &p, &created),
+			-ENOSPC);
+	/* Attaching to an existing pool is not limited. */
+	KUNIT_EXPECT_EQ(test, uk_attach(test, "max-a", 0, 0, 0, 0, &p, &created),
+			0);
+	kunit_release_action(test, uk_pool_put, a);
+	kunit_release_action(test, uk_pool_put, a);
+	KUNIT_EXPECT_EQ(test, uk_attach(test, "max-c", 0, 0, 0, 0, &p, &created),
+			0);
+}
+
+/* ---- classes: level 1 --------------------------------------------------- */
+
+static void class_register_lookup(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "cls", 0, 0, 0);
+	struct uniqd_kclass *cls;
+	struct uniqd_stats st;
+	bool created;
+	u32 id;
+
+	KUNIT_EXPECT_EQ(test, uk_class_get(pool, "types", false, &id, &created),
+			-ENOENT);
+	KUNIT_ASSERT_EQ(test, uk_class_get(pool, "types", true, &id, &created), 0);
+	KUNIT_EXPECT_EQ(test, id, 1U);
+	KUNIT_EXPECT_TRUE(test, created);
+	KUNIT_ASSERT_EQ(test, uk_class_get(pool, "types", true, &id, &created), 0);
+	KUNIT_EXPECT_EQ(test, id, 1U);
+	KUNIT_EXPECT_FALSE(test, created);
+	KUNIT_ASSERT_EQ(test, uk_class_get(pool, "types", false, &id, &created), 0);
+	KUNIT_EXPECT_EQ(test, id, 1U);
+	KUNIT_ASSERT_EQ(test, uk_class_get(pool, "type", true, &id, &created), 0);
+	KUNIT_EXPECT_EQ(test, id, 2U);
+	KUNIT_ASSERT_EQ(test, uniqd_class_get(pool, "a\0b", 3, true, &id, &created),
+			0);
+	KUNIT_EXPECT_EQ(test, id, 3U);
+
+	cls = uniqd_class_find(pool, 2);
+	KUNIT_ASSERT_NOT_NULL(test, cls);
+	KUNIT_EXPECT_EQ(test, cls->id, 2U);
+	KUNIT_EXPECT_EQ(test, cls->name->len, 4U);
+	KUNIT_EXPECT_MEMEQ(test, cls->name->data, "type", 4);
+	KUNIT_EXPECT_NULL(test, uniqd_class_find(pool, 0));
+	KUNIT_EXPECT_NULL(test, uniqd_class_find(pool, 4));
+
+	st = uk_stats(pool);
+	KUNIT_EXPECT_EQ(test, st.classes, 3U);
+	KUNIT_EXPECT_EQ(test, st.arena_bytes, UNIQD_REC_SIZE(5) +
+			UNIQD_REC_SIZE(4) + UNIQD_REC_SIZE(3));
+	KUNIT_EXPECT_EQ(test, st.entries, 0ULL);
+}
+
+/* 600 classes: the name table grows 64 -> 1024 slots, every id still found. */
+static void class_level1_growth(struct kunit *test)
+{
+	const u32 n = 600;
+	struct uniqd_pool *pool = uk_pool(test, "cls-growth", 0, 0, n);
+	struct uniqd_kclass *cls;
+	char name[32];
+	bool created;
+	u32 i, id;
+
+	for (i = 1; i <= n; i++) {
+		snprintf(name, sizeof(name), "class-%u", i);
+		KUNIT_ASSERT_EQ(test, uk_class_get(pool, name, true, &id,
+						   &created), 0);
+		KUNIT_ASSERT_EQ(test, id, i);
+	}
+	KUNIT_EXPECT_EQ(test, uniqd_table_size(&pool->names), 1024U);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).class_slots, 1024U);
+	for (i = 1; i <= n; i++) {
+		snprintf(name, sizeof(name), "class-%u", i);
+		KUNIT_ASSERT_EQ(test, uk_class_get(pool, name, false, &id,
+						   &created), 0);
+		KUNIT_EXPECT_EQ(test, id, i);
+		cls = uniqd_class_find(pool, i);
+		KUNIT_ASSERT_NOT_NULL(test, cls);
+		KUNIT_EXPECT_EQ(test, cls->name->len, (u32)strlen(name));
+		KUNIT_EXPECT_MEMEQ(test, cls->name->data, name, strlen(name));
+	}
+}
+
+static void class_limit_max_classes(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "cls-limit", 0, 0, 3);
+	void __user *ubuf = uk_user_buf(test);
+	struct uniqd_stats before;
+	bool created;
+	u64 handle;
+	u32 id;
+
+	KUNIT_ASSERT_EQ(test, uk_class_get(pool, "a", true, &id, &created), 0);
+	KUNIT_ASSERT_EQ(test, uk_class_get(pool, "b", true, &id, &created), 0);
+	KUNIT_ASSERT_EQ(test, uk_class_get(pool, "c", true, &id, &created), 0);
+	KUNIT_EXPECT_EQ(test, id, 3U);
+	before = uk_stats(pool);
+
+	KUNIT_EXPECT_EQ(test, uk_class_get(pool, "d", true, &id, &created),
+			-EDQUOT);
+	KUNIT_EXPECT_FALSE(test, created);
+	KUNIT_EXPECT_EQ(test, uk_class_get(pool, "d", false, &id, &created),
+			-ENOENT);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).classes, 3U);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, before.arena_bytes);
+
+	/* The pool goes on: existing classes are found and take entries. */
+	KUNIT_ASSERT_EQ(test, uk_class_get(pool, "a", true, &id, &created), 0);
+	KUNIT_EXPECT_EQ(test, id, 1U);
+	KUNIT_EXPECT_FALSE(test, created);
+	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, uniqd_class_find(pool, 3),
+					"x", 1, true, &handle, &created), 0);
+	KUNIT_EXPECT_TRUE(test, created);
+	uk_expect_rec(test, pool, handle, 3, "x", 1);
+}
+
+/*
+ * Class names take arena bytes too: 200-byte names take 216 each, 18 of
+ * them 3888 of 4096 bytes; the 19th is refused, a 1-byte name (24) fits.
+ */
+static void class_limit_max_bytes(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "cls-bytes", UNIQD_MIN_BYTES_LIMIT,
+					  0, 0);
+	char name[200];
+	u32 i, id;
+	bool created;
+
+	KUNIT_ASSERT_EQ(test, UNIQD_REC_SIZE(sizeof(name)), 216UL);
+	for (i = 0; i < 18; i++) {
+		memset(name, 'a' + i, sizeof(name));
+		KUNIT_ASSERT_EQ(test, uniqd_class_get(pool, name, sizeof(name),
+						      true, &id, &created), 0);
+	}
+	memset(name, 'A', sizeof(name));
+	KUNIT_EXPECT_EQ(test, uniqd_class_get(pool, name, sizeof(name), true, &id,
+					      &created), -EDQUOT);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 18ULL * 216);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).classes, 18U);
+	KUNIT_EXPECT_EQ(test, uk_class_get(pool, "z", true, &id, &created), 0);
+	KUNIT_EXPECT_EQ(test, id, 19U);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 18ULL * 216 + 24);
+	/* Registered names are still found when nothing more fits. */
+	memset(name, 'a', sizeof(name));
+	KUNIT_EXPECT_EQ(test, uniqd_class_get(pool, name, sizeof(name), true, &id,
+					      &created), 0);
+	KUNIT_EXPECT_EQ(test, id, 1U);
+	KUNIT_EXPECT_FALSE(test, created);
+}
+
+/*
+ * Kthreads register the same class names in different orders: each name
+ * gets one id, created exactly once, and the ids are 1..n.
+ */
+#define UK_CCLS_NAMES	300
+#define UK_CCLS_THREADS	4
+
+struct uk_ccls {
+	struct uniqd_pool *pool;
+	u32 id[UK_CCLS_NAMES];
+	atomic_t created[UK_CCLS_NAMES];
+	atomic_t errors;
+};
+
+static int uk_ccls_thread(unsigned int t, void *data)
+{
+	struct uk_ccls *c = data;
+	u32 j, n, id, old;
+	char name[32];
+	bool created;
+
+	for (j = 0; j < UK_CCLS_NAMES; j++) {
+		n = t & 1 ? UK_CCLS_NAMES - 1 - j : j;
+		n = (n + t * 71) % UK_CCLS_NAMES;
+		snprintf(name, sizeof(name), "concurrent-class-%u", n);
+		if (uk_class_get(c->pool, name, true, &id, &created)) {
+			atomic_inc(&c->errors);
+			continue;
+		}
+		if (created)
+			atomic_inc(&c->created[n]);
+		old = cmpxchg(&c->id[n], 0, id);
+		if (old && old != id)
+			atomic_inc(&c->errors);
+	}
+	return 0;
+}
+
+static void class_concurrent(struct kunit *test)
+{
+	struct uk_ccls *c;
+	unsigned long *seen;
+	struct uniqd_kclass *cls;
+	char name[32];
+	u32 n;
+
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	seen = kunit_kcalloc(test, BITS_TO_LONGS(UK_CCLS_NAMES + 1),
+			     sizeof(long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	KUNIT_ASSERT_NOT_NULL(test, seen);
+	c->pool = uk_pool(test, "cls-concurrent", 0, 0, 0);
+	KUNIT_ASSERT_EQ(test, uk_run_threads(UK_CCLS_THREADS, uk_ccls_thread, c),
+			0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->errors), 0);
+	KUNIT_EXPECT_EQ(test, uk_stats(c->pool).classes, (u32)UK_CCLS_NAMES);
+	for (n = 0; n < UK_CCLS_NAMES; n++) {
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->created[n]), 1,
+				    "name %u", n);
+		KUNIT_ASSERT_TRUE(test, c->id[n] >= 1 && c->id[n] <= UK_CCLS_NAMES);
+		KUNIT_EXPECT_FALSE_MSG(test, __test_and_set_bit(c->id[n], seen),
+				       "id %u twice", c->id[n]);
+		cls = uniqd_class_find(c->pool, c->id[n]);
+		KUNIT_ASSERT_NOT_NULL(test, cls);
+		snprintf(name, sizeof(name), "concurrent-class-%u", n);
+		KUNIT_EXPECT_EQ(test, cls->name->len, (u32)strlen(name));
+		KUNIT_EXPECT_MEMEQ(test, cls->name->data, name, strlen(name));
+	}
+}
+
+/* ---- entries: level 2 --------------------------------------------------- */
+
+static void intern_lookup_resolve(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "intern", 0, 0, 0);
+	struct uniqd_kclass *a = uk_class(test, pool, "a");
+	struct uniqd_kclass *b = uk_class(test, pool, "b");
+	void __user *ubuf = uk_user_buf(test);
+	u64 h1, h2, h3, h;
+	struct uniqd_stats st;
+	bool created;
+
+	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, a, "hello", 5, false, &h,
+					&created), -ENOENT);
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, a, "hello", 5, true, &h1,
+					&created), 0);
+	KUNIT_EXPECT_TRUE(test, created);
+	KUNIT_EXPECT_EQ(test, (u32)(h1 >> 32), pool->id);
+	KUNIT_EXPECT_EQ(test, (u32)h1, 1U);
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, a, "hello", 5, true, &h,
+					&created), 0);
+	KUNIT_EXPECT_EQ(test, h, h1);
+	KUNIT_EXPECT_FALSE(test, created);
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, a, "hello", 5, false, &h,
+					&created), 0);
+	KUNIT_EXPECT_EQ(test, h, h1);
+	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, a, "hellO", 5, false, &h,
+					&created), -ENOENT);
+	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, a, "hell", 4, false, &h,
+					&created), -ENOENT);
+	/* The empty content is content too. */
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, a, "", 0, true, &h2,
+					&created), 0);
+	KUNIT_EXPECT_TRUE(test, created);
+	KUNIT_EXPECT_NE(test, h2, h1);
+	/* The same content in another class is another entry. */
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, b, "hello", 5, true, &h3,
+					&created), 0);
+	KUNIT_EXPECT_TRUE(test, created);
+	KUNIT_EXPECT_NE(test, h3, h1);
+
+	uk_expect_rec(test, pool, h1, a->id, "hello", 5);
+	uk_expect_rec(test, pool, h2, a->id, "", 0);
+	uk_expect_rec(test, pool, h3, b->id, "hello", 5);
+	st = uk_stats(pool);
+	KUNIT_EXPECT_EQ(test, st.entries, 3ULL);
+	KUNIT_EXPECT_EQ(test, st.bytes, 10ULL);
+	KUNIT_EXPECT_EQ(test, st.arena_bytes, 2 * UNIQD_REC_SIZE(1) +
+			2 * UNIQD_REC_SIZE(5) + UNIQD_REC_SIZE(0));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&a->entries), 2LL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&b->entries), 1LL);
+	/* Misses: 3 created and 3 LOOKUPs that found nothing; 2 hits. */
+	KUNIT_EXPECT_EQ(test, st.misses, 6ULL);
+	KUNIT_EXPECT_EQ(test, st.hits, 2ULL);
+}
+
+/* A bad pointer is -EFAULT and changes nothing; the pool goes on. */
+static void intern_bad_pointer(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "efault", 0, 0, 0);
+	struct uniqd_kclass *cls = uk_class(test, pool, "c");
+	void __user *ubuf = uk_user_buf(test);
+	char big[300];
+	bool created;
+	u64 h;
+
+	memset(big, 'b', sizeof(big));
+	/* Short content is copied to the stack, longer to the heap. */
+	KUNIT_EXPECT_EQ(test, uniqd_intern(pool, cls, (void __user *)8, 5, true,
+					   &h, &created), -EFAULT);
+	KUNIT_EXPECT_EQ(test, uniqd_intern(pool, cls, (void __user *)8,
+					   sizeof(big), true, &h, &created),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, 0ULL);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, UNIQD_REC_SIZE(1));
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, big, sizeof(big), true,
+					&h, &created), 0);
+	uk_expect_rec(test, pool, h, cls->id, big, sizeof(big));
+}
+
+/*
+ * 2000 entries in one class: its table grows 64 -> 4096 slots; handles are
+ * dense and every one still resolves and is found again.
+ */
+static void intern_level2_growth(struct kunit *test)
+{
+	const u32 n = 2000;
+	struct uniqd_pool *pool = uk_pool(test, "growth", 0, 0, 0);
+	struct uniqd_kclass *cls = uk_class(test, pool, "c");
+	void __user *ubuf = uk_user_buf(test);
+	u64 h, content = 0;
+	char key[80];
+	bool created;
+	u32 k, len;
+
+	for (k = 0; k < n; k++) {
+		len = uk_key(k, key);
+		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, key, len, true, &h,
+						&created), 0);
+		KUNIT_ASSERT_TRUE(test, created);
+		KUNIT_ASSERT_EQ(test, (u32)h, k + 1);
+		content += len;
+	}
+	KUNIT_EXPECT_EQ(test, uniqd_table_size(&cls->table), 4096U);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).table_slots, 4096ULL);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, (u64)n);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).bytes, content);
+	for (k = 0; k < n; k++) {
+		len = uk_key(k, key);
+		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, key, len, false,
+						&h, &created), 0);
+		KUNIT_ASSERT_EQ(test, (u32)h, k + 1);
+		uk_expect_rec(test, pool, h, cls->id, key, len);
+	}
+}
+
+/* Contents beyond the stack copy and beyond an arena chunk's share. */
+static void intern_big_content(struct kunit *test)
+{
+	static const u32 lens[] = { 256, 257, 4096, UNIQD_ARENA_BIG + 1,
+				    65536 };
+	struct uniqd_pool *pool = uk_pool(test, "big", 0, 0, 0);
+	struct uniqd_kclass *cls = uk_class(test, pool, "c");
+	void __user *ubuf = uk_user_buf(test);
+	u64 h[ARRAY_SIZE(lens)], bytes = UNIQD_REC_SIZE(1), hh;
+	unsigned int i;
+	bool created;
+	u8 *data;
+
+	data = kunit_kmalloc(test, 65536, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		memset(data, 'A' + i, lens[i]);
+		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, data, lens[i],
+						true, &h[i], &created), 0);
+		KUNIT_EXPECT_TRUE(test, created);
+		bytes += UNIQD_REC_SIZE(lens[i]);
+	}
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, bytes);
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		memset(data, 'A' + i, lens[i]);
+		uk_expect_rec(test, pool, h[i], cls->id, data, lens[i]);
+		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, data, lens[i],
+						true, &hh, &created), 0);
+		KUNIT_EXPECT_EQ(test, hh, h[i]);
+		KUNIT_EXPECT_FALSE(test, created);
+	}
+}
+
+/* ---- limits ------------------------------------------------------------- */
+
+static void limit_max_entries(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "max-entries", 0, 10, 0);
+	struct uniqd_kclass *a = uk_class(test, pool, "a");
+	void __user *ubuf = uk_user_buf(test);
+	struct uniqd_kclass *b;
+	struct uniqd_stats before;
+	u64 h[10], hh;
+	char key[80];
+	bool created;
+	u32 k, len;
+
+	for (k = 0; k < 10; k++) {
+		len = uk_key(k, key);
+		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, a, key, len, true, &h[k],
+						&created), 0);
+	}
+	before = uk_stats(pool);
+	len = uk_key(10, key);
+	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, a, key, len, true, &hh,
+					&created), -EDQUOT);
+	KUNIT_EXPECT_FALSE(test, created);
+	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, a, key, len, false, &hh,
+					&created), -ENOENT);
+	/* Classes are not entries; a new class has no room either. */
+	b = uk_class(test, pool, "b");
+	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, b, key, len, true, &hh,
+					&created), -EDQUOT);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, 10ULL);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes,
+			before.arena_bytes + UNIQD_REC_SIZE(1));
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).bytes, before.bytes);
+
+	/* Everything there stays usable. */
+	for (k = 0; k < 10; k++) {
+		len = uk_key(k, key);
+		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, a, key, len, true, &hh,
+						&created), 0);
+		KUNIT_EXPECT_EQ(test, hh, h[k]);
+		KUNIT_EXPECT_FALSE(test, created);
+		uk_expect_rec(test, pool, h[k], a->id, key, len);
+	}
+}
+
+/*
+ * max_bytes counts arena bytes exactly: a 100-byte content takes 120, the
+ * class name 24; after 33 of them 112 bytes are left, which a 96-byte
+ * content fills to the byte and nothing, not even the empty content, fits.
+ */
+static void limit_max_bytes(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "max-bytes", 4096, 0, 0);
+	struct uniqd_kclass *cls = uk_class(test, pool, "c");
+	void __user *ubuf = uk_user_buf(test);
+	u64 h[34], hh;
+	bool created;
+	u8 data[100];
+	u32 k, id;
+
+	KUNIT_ASSERT_EQ(test, UNIQD_REC_SIZE(100), 120UL);
+	for (k = 0; k < 33; k++) {
+		memset(data, k, sizeof(data));
+		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, data, 100, true,
+						&h[k], &created), 0);
+	}
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 24ULL + 33 * 120);
+	memset(data, 33, sizeof(data));
+	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, cls, data, 100, true, &hh,
+					&created), -EDQUOT);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 24ULL + 33 * 120);
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, data, 96, true, &h[33],
+					&created), 0);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 4096ULL);
+	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, cls, "", 0, true, &hh,
+					&created), -EDQUOT);
+	KUNIT_EXPECT_EQ(test, uk_class_get(pool, "d", true, &id, &created),
+			-EDQUOT);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 4096ULL);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, 34ULL);
+
+	/* A full pool still finds, interns what it has, and resolves. */
+	for (k = 0; k < 33; k++) {
+		memset(data, k, sizeof(data));
+		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, data, 100, true,
+						&hh, &created), 0);
+		KUNIT_EXPECT_EQ(test, hh, h[k]);
+		uk_expect_rec(test, pool, h[k], cls->id, data, 100);
+	}
+	memset(data, 33, sizeof(data));
+	uk_expect_rec(test, pool, h[33], cls->id, data, 96);
+}
+
+/* ---- handles ------------------------------------------------------------ */
+
+static void handle_foreign_pool(struct kunit *test)
+{
+	struct uniqd_pool *pa = uk_pool(test, "hA", 0, 0, 0);
+	struct uniqd_pool *pb = uk_pool(test, "hB", 0, 0, 0);
+	struct uniqd_kclass *ca = uk_class(test, pa, "c");
+	struct uniqd_kclass *cb = uk_class(test, pb, "c");
+	void __user *ubuf = uk_user_buf(test);
+	bool created;
+	u64 ha, hb;
+
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pa, ca, "same", 4, true, &ha,
+					&created), 0);
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pb, cb, "same", 4, true, &hb,
+					&created), 0);
+	/* Same class id, same index, different pools. */
+	KUNIT_EXPECT_EQ(test, (u32)ha, (u32)hb);
+	KUNIT_EXPECT_NE(test, ha, hb);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uniqd_resolve(pb, ha)), -EXDEV);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uniqd_resolve(pa, hb)), -EXDEV);
+	uk_expect_rec(test, pa, ha, ca->id, "same", 4);
+	uk_expect_rec(test, pb, hb, cb->id, "same", 4);
+}
+
+static void handle_unallocated(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "hU", 0, 2, 0);
+	struct uniqd_kclass *cls = uk_class(test, pool, "c");
+	void __user *ubuf = uk_user_buf(test);
+	u64 base = (u64)pool->id << 32, h;
+	bool created;
+
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, "one", 3, true, &h,
+					&created), 0);
+	KUNIT_EXPECT_EQ(test, h, base | 1);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uniqd_resolve(pool, base | 2)), -ENOENT);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uniqd_resolve(pool, base)), -ENOENT);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uniqd_resolve(pool, base | 0xffffffffU)),
+			-ENOENT);
+	/* 0 is never a handle: no pool has id 0. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uniqd_resolve(pool, 0)), -EXDEV);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uniqd_resolve(pool, 1)), -EXDEV);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uniqd_resolve(pool, base + BIT_ULL(32) + 1)),
+			-EXDEV);
+	/* An index refused by max_entries was never published. */
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, "two", 3, true, &h,
+					&created), 0);
+	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, cls, "three", 5, true, &h,
+					&created), -EDQUOT);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uniqd_resolve(pool, base | 3)), -ENOENT);
+	uk_expect_rec(test, pool, base | 2, cls->id, "two", 3);
+}
+
+/* A handle of a pool that is gone is refused by the pool with its name. */
+static void handle_freed_pool(struct kunit *test)
+{
+	struct uniqd_pool *old = uk_pool(test, "hF", 0, 0, 0);
+	struct uniqd_kclass *cls = uk_class(test, old, "c");
+	void __user *ubuf = uk_user_buf(test);
+	struct uniqd_pool *pool;
+	bool created;
+	u64 h, hn;
+
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, old, cls, "gone", 4, true, &h,
+					&created), 0);
+	kunit_release_action(test, uk_pool_put, old);
+	pool = uk_pool(test, "hF", 0, 0, 0);
+	cls = uk_class(test, pool, "c");
+	KUNIT_EXPECT_EQ(test, PTR_ERR(uniqd_resolve(pool, h)), -EXDEV);
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, "gone", 4, true, &hn,
+					&created), 0);
+	KUNIT_EXPECT_TRUE(test, created);
+	KUNIT_EXPECT_NE(test, hn, h);
+}
+
+/* ---- concurrent INTERN -------------------------------------------------- */
+
+/*
+ * Inserter kthreads INTERN the same keys in different orders while a reader
+ * LOOKUPs them, all through the user memory of this test (kthread_use_mm()):
+ * every key is created exactly once, every call for it returns the same
+ * handle, and a key once interned is never missed.
+ */
+#define UK_CINT_KEYS		800
+#define UK_CINT_INSERTERS	3
+#define UK_CINT_READERS		1
+
+struct uk_cint {
+	struct uniqd_pool *pool;
+	struct uniqd_kclass *cls;
+	struct mm_struct *mm;
+	void __user *ubuf;
+	u64 handle[UK_CINT_KEYS];
+	atomic_t created[UK_CINT_KEYS];
+	atomic_t inserters_left;
+	atomic_t errors;
+	atomic_long_t hits;
+	char why[96];
+};
+
+static void uk_cint_error(struct uk_cint *c, const char *what, u32 k, int ret)
+{
+	if (atomic_inc_return(&c->errors) == 1)
+		snprintf(c->why, sizeof(c->why), "%s (key %u, %d)", what, k, ret);
+}
+
+static void uk_cint_insert(struct uk_cint *c, unsigned int t,
+			   void __user *ubuf)
+{
+	u32 j, k, len;
+	char key[80];
+	bool created;
+	u64 h, old;
+	int ret;
+
+	for (j = 0; j < UK_CINT_KEYS; j++) {
+		k = (t == 1 ? UK_CINT_KEYS - 1 - j : j);
+		k = (k + t * UK_CINT_KEYS / UK_CINT_INSERTERS) % UK_CINT_KEYS;
+		len = uk_key(k, key);
+		ret = uk_intern(ubuf, c->pool, c->cls, key, len, true, &h,
+				&created);
+		if (ret) {
+			uk_cint_error(c, "intern", k, ret);
+			break;
+		}
+		if (created)
+			atomic_inc(&c->created[k]);
+		old = cmpxchg(&c->handle[k], 0, h);
+		if (old && old != h)
+			uk_cint_error(c, "two handles for one key", k, 0);
+	}
+}
+
+static void uk_cint_read(struct uk_cint *c, unsigned int t, void __user *ubuf)
+{
+	u64 rnd = 0x9e3779b97f4a7c15ULL * (t + 1), h, known;
+	char key[80];
+	bool created;
+	u32 k, len;
+	int ret;
+
+	while (atomic_read(&c->inserters_left) > 0) {
+		k = uk_rand(&rnd) % UK_CINT_KEYS;
+		len = uk_key(k, key);
+		/* Pairs with cmpxchg(): once set, the entry exists. */
+		known = smp_load_acquire(&c->handle[k]);
+		ret = uk_intern(ubuf, c->pool, c->cls, key, len, false, &h,
+				&created);
+		if (ret && ret != -ENOENT)
+			uk_cint_error(c, "lookup", k, ret);
+		else if (known && (ret || h != known))
+			uk_cint_error(c, "an interned key was missed", k, ret);
+		else if (!ret)
+			atomic_long_inc(&c->hits);
+		cond_resched();
+	}
+}
+
+static int uk_cint_thread(unsigned int t, void *data)
+{
+	struct uk_cint *c = data;
+	/* A page of the test's user memory for each thread. */
+	void __user *ubuf = c->ubuf + t * PAGE_SIZE;
+
+	kthread_use_mm(c->mm);
+	if (t < UK_CINT_INSERTERS) {
+		uk_cint_insert(c, t, ubuf);
+		atomic_dec(&c->inserters_left);
+	} else {
+		uk_cint_read(c, t - UK_CINT_INSERTERS, ubuf);
+	}
+	kthread_unuse_mm(c->mm);
+	return 0;
+}
+
+static void intern_concurrent(struct kunit *test)
+{
+	struct uk_cint *c;
+	char key[80];
+	u32 k, len;
+	int ret;
+
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->pool = uk_pool(test, "intern-concurrent", 0, 0, 0);
+	c->cls = uk_class(test, c->pool, "c");
+	c->ubuf = uk_user_buf(test);
+	c->mm = current->mm;
+	KUNIT_ASSERT_NOT_NULL(test, c->mm);
+	atomic_set(&c->inserters_left, UK_CINT_INSERTERS);
+
+	mmget(c->mm);
+	ret = uk_run_threads(UK_CINT_INSERTERS + UK_CINT_READERS, uk_cint_thread,
+			     c);
+	mmput(c->mm);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_EQ_MSG(test, atomic_read(&c->errors), 0, "first: %s",
+			    c->why);
+	kunit_info(test, "reader: %ld hits\n", atomic_long_read(&c->hits));
+
+	KUNIT_EXPECT_EQ(test, uk_stats(c->pool).entries, (u64)UK_CINT_KEYS);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&c->cls->entries), (s64)UK_CINT_KEYS);
+	for (k = 0; k < UK_CINT_KEYS; k++) {
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->created[k]), 1,
+				    "key %u", k);
+		len = uk_key(k, key);
+		uk_expect_rec(test, c->pool, c->handle[k], c->cls->id, key, len);
+	}
+}
+
+static struct kunit_case uniqd_pool_cases[] = {
+	KUNIT_CASE(pool_attach_share),
+	KUNIT_CASE(pool_ids),
+	KUNIT_CASE(pool_max_pools),
+	KUNIT_CASE(class_register_lookup),
+	KUNIT_CASE(class_level1_growth),
+	KUNIT_CASE(class_limit_max_classes),
+	KUNIT_CASE(class_limit_max_bytes),
+	KUNIT_CASE(class_concurrent),
+	KUNIT_CASE(intern_lookup_resolve),
+	KUNIT_CASE(intern_bad_pointer),
+	KUNIT_CASE(intern_level2_growth),
+	KUNIT_CASE(intern_big_content),
+	KUNIT_CASE(limit_max_entries),
+	KUNIT_CASE(limit_max_bytes),
+	KUNIT_CASE(handle_foreign_pool),
+	KUNIT_CASE(handle_unallocated),
+	KUNIT_CASE(handle_freed_pool),
+	KUNIT_CASE(intern_concurrent),
+	{}
+};
+
+static struct kunit_suite uniqd_pool_suite = {
+	.name = "uniqd_pool",
+	.test_cases = uniqd_pool_cases,
+};
+
+kunit_test_suite(uniqd_pool_suite);

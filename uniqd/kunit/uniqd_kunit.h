@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by uniqd's KUnit suites (uniqd_kunit.ko).
+ */
+#ifndef UNIQD_KUNIT_H
+#define UNIQD_KUNIT_H
+
+#include <kunit/test.h>
+#include <linux/types.h>
+
+/* At most this many kthreads in one uk_run_threads(). */
+#define UK_MAX_THREADS	8
+
+/*
+ * Run @fn(@i, @data) for i = 0..@n-1, each in its own kthread, all released
+ * at once. Returns when every one has returned: 0, or the first non-zero
+ * value one returned (or -errno if a kthread could not be created).
+ */
+int uk_run_threads(unsigned int n, int (*fn)(unsigned int i, void *data),
+		   void *data);
+
+/* A small deterministic PRNG for the threads (xorshift64). */
+static inline u64 uk_rand(u64 *state)
+{
+	u64 x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
+}
+
+#endif /* UNIQD_KUNIT_H */
