@@ -4,6 +4,15 @@
  * fault injection: the debug kernel): every call either works or fails with
  * ENOMEM, a failed call changes nothing visible, and afterwards the pool
  * holds exactly what was reported, with exact byte accounting.
+ *
+ * First at random (10% of a process's allocations, thousands of calls),
+ * then exhaustively with /proc/thread-self/fail-nth: for each path (ATTACH
+ * of a new pool, CLASS, INTERN through table growth, a new arena chunk and
+ * a record of its own, INTERN_BATCH, LOOKUP, DIGEST, RESOLVE) the call is
+ * made again and again on a fresh pool with its 1st, 2nd, ... allocation
+ * failing until it has no more allocations to fail. Each time it must work
+ * or fail with ENOMEM leaving the pool as it was, and then work when made
+ * again. Leaks are kmemleak's to find (guest-init.sh scans after the run).
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
@@ -201,6 +210,465 @@ static void hammer(struct shared *sh, int fd)
 	}
 }
 
+/* ---- fail-nth: each allocation of one call fails in turn ---------------- */
+
+#define NTH_MAX		400	/* more fault points than any call has */
+#define NTH_PRE_MAX	64
+
+static int nth_fd = -1;
+
+/* Every slab and page allocation of the thread is a fault point. */
+static int nth_setup(void)
+{
+	static const char *const dirs[] = { DBG "/failslab",
+					    DBG "/fail_page_alloc" };
+	char p[128];
+	unsigned int i;
+
+	for (i = 0; i < 2; i++) {
+		if (setup(dirs[i], "0"))
+			return -1;
+		snprintf(p, sizeof(p), "%s/task-filter", dirs[i]);
+		if (write_file(p, "N"))
+			return -1;
+	}
+	/* Order-0 pages too: vmalloc() backs big records with them. */
+	if (write_file(DBG "/fail_page_alloc/min-order", "0") ||
+	    write_file(DBG "/fail_page_alloc/ignore-gfp-highmem", "Y"))
+		return -1;
+	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	return nth_fd < 0 ? -1 : 0;
+}
+
+/* The n-th fault point this thread reaches from now on fails. */
+static int nth_arm(int n)
+{
+	char b[16];
+	int len = snprintf(b, sizeof(b), "%d", n);
+
+	return pwrite(nth_fd, b, len, 0) == len ? 0 : -1;
+}
+
+/* Disarm; whether the armed fault was injected (the call reached it). */
+static int nth_injected(void)
+{
+	char b[16] = "";
+	ssize_t n = pread(nth_fd, b, sizeof(b) - 1, 0);
+
+	pwrite(nth_fd, "0", 1, 0);
+	return n > 0 && atoi(b) == 0;
+}
+
+struct nth_ctx {
+	int fd;
+	int attached;
+	__u32 cls;
+	int pre;			/* entries or classes made by setup */
+	__u32 len;			/* content length of the key under test */
+	struct uniqd_stats before;
+	struct uniqd_attach a;
+	__u32 id, status;
+	__u64 handle;
+	struct uniqd_key keys[4];	/* INTERN_BATCH */
+	struct uniqd_batch b;
+	__u8 digest[UNIQD_DIGEST_SIZE];
+};
+
+struct nth_scenario {
+	const char *name;
+	int pre;			/* passed to setup */
+	__u32 len;
+	__u32 prelen;			/* content length of what setup interns */
+	int (*setup)(struct nth_ctx *c, const struct nth_scenario *s);
+	int (*op)(struct nth_ctx *c);
+	/* After a failed op (state must be as before), after a good one. */
+	void (*failed)(struct nth_ctx *c);
+	void (*done)(struct nth_ctx *c);
+	int allocates;			/* must have fault points */
+};
+
+static char nthbuf[20000], nthout[20000];
+
+/* Key @k of length @len for the fail-nth scenarios. */
+static const char *nth_key(__u32 k, __u32 len)
+{
+	memset(nthbuf, 'n' + k % 7, len);
+	if (len >= 4)
+		memcpy(nthbuf, &k, 4);
+	return nthbuf;
+}
+
+static void nth_stats_same(struct nth_ctx *c, const char *what)
+{
+	struct uniqd_stats st;
+
+	CHECK_OK(ut_stats(c->fd, &st));
+	CHECK(st.entries == c->before.entries && st.bytes == c->before.bytes &&
+	      st.arena_bytes == c->before.arena_bytes &&
+	      st.classes == c->before.classes &&
+	      st.class_slots == c->before.class_slots &&
+	      st.table_slots == c->before.table_slots,
+	      "%s: a failed call changed the pool: entries %llu/%llu arena %llu/%llu classes %u/%u",
+	      what, (unsigned long long)st.entries,
+	      (unsigned long long)c->before.entries,
+	      (unsigned long long)st.arena_bytes,
+	      (unsigned long long)c->before.arena_bytes, st.classes,
+	      c->before.classes);
+}
+
+/* A pool with class "c" and s->pre entries of s->prelen bytes. */
+static int nth_setup_pool(struct nth_ctx *c, const struct nth_scenario *s)
+{
+	int i;
+
+	c->fd = ut_pool("fail-nth", UNIQD_ATTACH_NEW);
+	if (c->fd < 0)
+		return -1;
+	c->attached = 1;
+	c->cls = ut_class(c->fd, "c");
+	if (!c->cls)
+		return -1;
+	for (i = 0; i < s->pre; i++)
+		if (ut_intern(c->fd, c->cls, nth_key(i, s->prelen), s->prelen,
+			      NULL, NULL))
+			return -1;
+	c->pre = s->pre;
+	c->len = s->len;
+	return 0;
+}
+
+/* ATTACH creating a pool. */
+static int nth_attach_setup(struct nth_ctx *c, const struct nth_scenario *s)
+{
+	(void)s;
+	c->fd = ut_open();
+	return c->fd < 0 ? -1 : 0;
+}
+
+static int nth_attach_op(struct nth_ctx *c)
+{
+	return ut_attach_full(c->fd, "fail-nth", UNIQD_ATTACH_NEW, &c->a);
+}
+
+static void nth_attach_failed(struct nth_ctx *c)
+{
+	struct uniqd_stats st;
+	int fd2 = ut_open();
+
+	/* No pool was left behind, and the file is not attached. */
+	CHECK_ERR(ut_attach(fd2, "fail-nth", UNIQD_ATTACH_EXISTING), ENOENT);
+	close(fd2);
+	CHECK_ERR(ut_stats(c->fd, &st), EBADFD);
+}
+
+static void nth_attach_done(struct nth_ctx *c)
+{
+	__u32 cls;
+	__u64 h;
+
+	CHECK(c->a.status & UNIQD_ATTACH_CREATED, "not created");
+	cls = ut_class(c->fd, "c");
+	CHECK(cls == 1, "class id %u", cls);
+	CHECK_OK(ut_intern(c->fd, cls, "x", 1, &h, NULL));
+	CHECK_OK(ut_resolve(c->fd, h, nthout, sizeof(nthout), NULL, NULL));
+}
+
+/* CLASS registering a class, after c->pre others ("c" and "pre-N"). */
+static int nth_class_setup(struct nth_ctx *c, const struct nth_scenario *s)
+{
+	char name[24];
+	int i;
+
+	if (nth_setup_pool(c, &(struct nth_scenario){ .pre = 0 }))
+		return -1;
+	for (i = 1; i < s->pre; i++) {
+		snprintf(name, sizeof(name), "pre-%d", i);
+		if (!ut_class(c->fd, name))
+			return -1;
+	}
+	c->pre = s->pre ? s->pre : 1;
+	return 0;
+}
+
+static int nth_class_op(struct nth_ctx *c)
+{
+	return ut_class_full(c->fd, "fail-nth", 0, &c->id, &c->status);
+}
+
+static void nth_class_failed(struct nth_ctx *c)
+{
+	CHECK_ERR(ut_class_full(c->fd, "fail-nth", UNIQD_CLASS_EXISTING, NULL,
+				NULL), ENOENT);
+	nth_stats_same(c, "class");
+}
+
+static void nth_class_done(struct nth_ctx *c)
+{
+	struct uniqd_stats st;
+	__u32 id;
+	__u64 h;
+
+	/* Ids stay dense: a failed registration gave its id back. */
+	CHECK(c->id == (__u32)c->pre + 1 && (c->status & UNIQD_STATUS_NEW),
+	      "id %u status %u after %d classes", c->id, c->status, c->pre);
+	CHECK_OK(ut_class_full(c->fd, "fail-nth", UNIQD_CLASS_EXISTING, &id,
+			       NULL));
+	CHECK(id == c->id, "id %u, then %u", c->id, id);
+	CHECK_OK(ut_intern(c->fd, c->id, "x", 1, &h, NULL));
+	CHECK_OK(ut_stats(c->fd, &st));
+	CHECK(st.classes == c->before.classes + 1, "classes %u", st.classes);
+	CHECK(st.arena_bytes == c->before.arena_bytes + ut_rec_size(8) +
+	      ut_rec_size(1), "arena_bytes %llu",
+	      (unsigned long long)st.arena_bytes);
+}
+
+/* INTERN of a new key of c->len bytes. */
+static int nth_intern_op(struct nth_ctx *c)
+{
+	return ut_intern(c->fd, c->cls, nth_key(1000, c->len), c->len,
+			 &c->handle, &c->status);
+}
+
+static void nth_intern_failed(struct nth_ctx *c)
+{
+	CHECK_ERR(ut_lookup(c->fd, c->cls, nth_key(1000, c->len), c->len, NULL,
+			    NULL), ENOENT);
+	nth_stats_same(c, "intern");
+}
+
+static void nth_intern_done(struct nth_ctx *c)
+{
+	struct uniqd_stats st;
+	__u32 len, cls;
+
+	/* Indexes stay dense too. */
+	CHECK((__u32)c->handle == (__u32)c->pre + 1 &&
+	      (c->status & UNIQD_STATUS_NEW), "handle %llx status %u",
+	      (unsigned long long)c->handle, c->status);
+	CHECK_OK(ut_resolve(c->fd, c->handle, nthout, sizeof(nthout), &len,
+			    &cls));
+	CHECK(len == c->len && cls == c->cls &&
+	      !memcmp(nthout, nth_key(1000, c->len), len),
+	      "content of %u bytes", c->len);
+	CHECK_OK(ut_stats(c->fd, &st));
+	CHECK(st.entries == c->before.entries + 1 &&
+	      st.bytes == c->before.bytes + c->len &&
+	      st.arena_bytes == c->before.arena_bytes + ut_rec_size(c->len),
+	      "entries %llu arena_bytes %llu", (unsigned long long)st.entries,
+	      (unsigned long long)st.arena_bytes);
+}
+
+/* INTERN_BATCH of 4 new keys; an ENOMEM stops it, the same struct goes on. */
+static int nth_batch_setup(struct nth_ctx *c, const struct nth_scenario *s)
+{
+	static char bk[4][9000];
+	static const __u32 lens[4] = { 8, 8, 8, 9000 };
+	int i;
+
+	if (nth_setup_pool(c, s))
+		return -1;
+	memset(c->keys, 0, sizeof(c->keys));
+	for (i = 0; i < 4; i++) {
+		memcpy(bk[i], nth_key(2000 + i, lens[i]), lens[i]);
+		c->keys[i].class_id = c->cls;
+		c->keys[i].data = U64P(bk[i]);
+		c->keys[i].len = lens[i];
+	}
+	memset(&c->b, 0, sizeof(c->b));
+	c->b.keys = U64P(c->keys);
+	c->b.count = 4;
+	c->b.key_size = sizeof(c->keys[0]);
+	return 0;
+}
+
+static int nth_batch_op(struct nth_ctx *c)
+{
+	return ioctl(c->fd, UNIQD_IOC_INTERN_BATCH, &c->b);
+}
+
+static void nth_batch_check(struct nth_ctx *c, __u32 done)
+{
+	struct uniqd_stats st;
+	__u32 i, len;
+
+	CHECK(c->b.done == done && c->b.created == done, "done %u created %u",
+	      c->b.done, c->b.created);
+	for (i = 0; i < 4; i++) {
+		if (i < done)
+			CHECK_OK(ut_resolve(c->fd, c->keys[i].handle, nthout,
+					    sizeof(nthout), &len, NULL));
+		else
+			CHECK_ERR(ut_lookup(c->fd, c->cls,
+					    (const void *)(uintptr_t)c->keys[i].data,
+					    c->keys[i].len, NULL, NULL), ENOENT);
+	}
+	CHECK_OK(ut_stats(c->fd, &st));
+	CHECK(st.entries == c->before.entries + done, "entries %llu, done %u",
+	      (unsigned long long)st.entries, done);
+}
+
+static void nth_batch_failed(struct nth_ctx *c)
+{
+	CHECK(c->b.done < 4, "done %u after an error", c->b.done);
+	nth_batch_check(c, c->b.done);
+}
+
+static void nth_batch_done(struct nth_ctx *c)
+{
+	nth_batch_check(c, 4);
+}
+
+/* LOOKUP, DIGEST and RESOLVE of an existing 9000-byte key. */
+static int nth_existing_setup(struct nth_ctx *c, const struct nth_scenario *s)
+{
+	struct uniqd_digest d;
+
+	if (nth_setup_pool(c, s))
+		return -1;
+	if (ut_intern(c->fd, c->cls, nth_key(3000, 9000), 9000, &c->handle,
+		      NULL))
+		return -1;
+	memset(&d, 0, sizeof(d));
+	d.handle = c->handle;
+	if (ioctl(c->fd, UNIQD_IOC_DIGEST, &d))
+		return -1;
+	memcpy(c->digest, d.digest, sizeof(d.digest));
+	c->len = 9000;
+	return 0;
+}
+
+static int nth_lookup_op(struct nth_ctx *c)
+{
+	__u64 h;
+	int ret = ut_lookup(c->fd, c->cls, nth_key(3000, 9000), 9000, &h, NULL);
+
+	if (!ret && h != c->handle)
+		CHECK(0, "lookup: handle %llx, want %llx",
+		      (unsigned long long)h, (unsigned long long)c->handle);
+	return ret;
+}
+
+static int nth_digest_op(struct nth_ctx *c)
+{
+	struct uniqd_digest d;
+	int ret;
+
+	memset(&d, 0, sizeof(d));
+	d.handle = c->handle;
+	ret = ioctl(c->fd, UNIQD_IOC_DIGEST, &d);
+	if (!ret && memcmp(d.digest, c->digest, sizeof(d.digest)))
+		CHECK(0, "digest differs");
+	return ret;
+}
+
+static int nth_resolve_op(struct nth_ctx *c)
+{
+	__u32 len, cls;
+	int ret = ut_resolve(c->fd, c->handle, nthout, sizeof(nthout), &len, &cls);
+
+	if (!ret && (len != 9000 || cls != c->cls ||
+		     memcmp(nthout, nth_key(3000, 9000), 9000)))
+		CHECK(0, "resolve: other content");
+	return ret;
+}
+
+static void nth_existing_failed(struct nth_ctx *c)
+{
+	nth_stats_same(c, "lookup/digest/resolve");
+}
+
+static void nth_existing_done(struct nth_ctx *c)
+{
+	nth_stats_same(c, "lookup/digest/resolve");
+}
+
+static const struct nth_scenario nth_scenarios[] = {
+	{ "attach", 0, 0, 0, nth_attach_setup, nth_attach_op,
+	  nth_attach_failed, nth_attach_done, 1 },
+	{ "class", 0, 0, 0, nth_class_setup, nth_class_op,
+	  nth_class_failed, nth_class_done, 1 },
+	/* The 49th class grows the name table from 64 to 128 slots. */
+	{ "class_growth", 48, 0, 0, nth_class_setup, nth_class_op,
+	  nth_class_failed, nth_class_done, 1 },
+	{ "intern", 0, 5, 0, nth_setup_pool, nth_intern_op,
+	  nth_intern_failed, nth_intern_done, 1 },
+	/* Copied to the heap (kvmalloc) rather than the stack. */
+	{ "intern_big", 0, 9000, 0, nth_setup_pool, nth_intern_op,
+	  nth_intern_failed, nth_intern_done, 1 },
+	/* The 49th entry grows the class's table from 64 to 128 slots. */
+	{ "intern_growth", 48, 8, 8, nth_setup_pool, nth_intern_op,
+	  nth_intern_failed, nth_intern_done, 1 },
+	/* 8 records of 8016 bytes fill the first chunk: a new one is needed. */
+	{ "intern_chunk", 8, 2000, 8000, nth_setup_pool, nth_intern_op,
+	  nth_intern_failed, nth_intern_done, 1 },
+	/* A big record that does not fit gets memory of its own (vmalloc). */
+	{ "intern_own_chunk", 8, 20000, 8000, nth_setup_pool, nth_intern_op,
+	  nth_intern_failed, nth_intern_done, 1 },
+	/* The third key grows the table, the fourth is copied to the heap. */
+	{ "batch", 46, 0, 8, nth_batch_setup, nth_batch_op,
+	  nth_batch_failed, nth_batch_done, 1 },
+	{ "lookup_big", 0, 0, 0, nth_existing_setup, nth_lookup_op,
+	  nth_existing_failed, nth_existing_done, 1 },
+	{ "digest", 0, 0, 0, nth_existing_setup, nth_digest_op,
+	  nth_existing_failed, nth_existing_done, 0 },
+	{ "resolve", 0, 0, 0, nth_existing_setup, nth_resolve_op,
+	  nth_existing_failed, nth_existing_done, 0 },
+};
+
+static void nth_run(const struct nth_scenario *s)
+{
+	int n, points = -1, enomem = 0, absorbed = 0;
+
+	for (n = 1; n <= NTH_MAX; n++) {
+		struct nth_ctx c;
+		int ret, e, injected;
+
+		memset(&c, 0, sizeof(c));
+		c.fd = -1;
+		if (s->setup(&c, s)) {
+			CHECK(0, "setup: %s", strerror(errno));
+			if (c.fd >= 0)
+				close(c.fd);
+			return;
+		}
+		if (c.attached)
+			CHECK_OK(ut_stats(c.fd, &c.before));
+		if (nth_arm(n)) {
+			CHECK(0, "cannot arm fail-nth: %s", strerror(errno));
+			close(c.fd);
+			return;
+		}
+		ret = s->op(&c);
+		e = errno;
+		injected = nth_injected();
+		if (ret) {
+			CHECK(injected && e == ENOMEM,
+			      "fault %d: %s (injected %d)", n, strerror(e),
+			      injected);
+			enomem++;
+			s->failed(&c);
+			/* The same call again, with nothing failing, works. */
+			ret = s->op(&c);
+			CHECK(!ret, "fault %d, then again: %s", n,
+			      strerror(errno));
+		} else if (injected) {
+			/* A fallback took over (kvmalloc -> vmalloc, ...). */
+			absorbed++;
+		}
+		if (!ret)
+			s->done(&c);
+		close(c.fd);
+		if (!injected) {
+			points = n - 1;
+			break;
+		}
+	}
+	CHECK(points >= 0, "still failing after %d faults", NTH_MAX);
+	CHECK(!s->allocates || points > 0, "no fault point reached");
+	printf("# fail_nth.%s: %d fault points: %d ENOMEM, %d absorbed\n",
+	       s->name, points, enomem, absorbed);
+}
+
 int main(void)
 {
 	struct shared *sh;
@@ -287,6 +755,23 @@ int main(void)
 		CHECK(st.arena_bytes == want_bytes, "arena_bytes %llu, want %llu",
 		      (unsigned long long)st.arena_bytes,
 		      (unsigned long long)want_bytes);
+	}
+
+
+	if (nth_setup()) {
+		th_skip("fail_nth", "no /proc/thread-self/fail-nth");
+	} else {
+		char name[48];
+		unsigned int k;
+
+		for (k = 0; k < sizeof(nth_scenarios) / sizeof(nth_scenarios[0]);
+		     k++) {
+			snprintf(name, sizeof(name), "fail_nth.%s",
+				 nth_scenarios[k].name);
+			th_case(name)
+				nth_run(&nth_scenarios[k]);
+		}
+		close(nth_fd);
 	}
 
 	close(fd);
