@@ -6,6 +6,7 @@
 #   make run        the main job: build, boot a VM, run the demo
 #   make check      every test on Debian's 6.1 and 6.12 kernels and the debug kernel
 #   make check-quick  the inner loop: native tests + the 6.12 VM only
+#   make check-debug  native tests + the debug kernel VM only (KUnit, KASAN, lockdep, ...)
 #   make bench      benchmarks (never part of pass/fail)
 #   make install    DESTDIR= PREFIX= honoured
 #
@@ -25,7 +26,7 @@ CFLAGS ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -std=gnu11 -Iinclude/uapi -Iuniqd -Itests -Itools/libuniqd
 STATIC := -static -pthread
 
-.PHONY: all module userspace deps run check check-quick bench clean install native
+.PHONY: all module userspace deps run check check-quick check-debug bench clean install native
 
 all: module userspace
 
@@ -91,6 +92,9 @@ check: deps
 
 check-quick: deps
 	tools/testing/check.sh --kernels "6.12"
+
+check-debug: deps
+	tools/testing/check.sh --kernels debug
 
 bench: deps
 	tools/testing/check.sh --mode bench --kernels "6.12"
