@@ -1,0 +1,90 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The bench VM's only /bench program (guest-init.sh runs it after loading
+# the guest modules and uniqd.ko). Runs every benchmark in turn; each result
+# is a line "UBENCH ..." on $UNIQD_RESULTS (the second serial port), which
+# tools/bench/report.py reads back on the host. Never judges anything.
+#
+# /etc/uniqd-bench holds "key=value" settings written by the host
+# (tools/testing/bench.sh): parts to run and their sizes.
+R=${UNIQD_RESULTS:-/dev/ttyS1}
+D=/bench-data
+BIN=/bench-bin
+out() { echo "UBENCH $*" >> "$R"; }
+note() { echo "bench: $*"; }
+
+parts="kernel-hash kernel-table micro pingpong scale corpus memory"
+nkeys=1000000
+rounds=5
+quick=
+[ -f /etc/uniqd-bench ] && . /etc/uniqd-bench
+
+out "guest kernel=$(uname -r) cpus=$(nproc) mem_kb=$(awk '/MemTotal/ {print $2}' /proc/meminfo)"
+out "guest cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo | tr ' ' '_')"
+
+# Kernel-side benchmarks: uniqd_bench.ko prints "UBENCH ..." to the log.
+kbench() {
+	dmesg -c > /dev/null
+	note "insmod uniqd_bench.ko $*"
+	if ! insmod "$D/uniqd_bench.ko" "$@"; then
+		out "error kernel insmod $*"
+	fi
+	dmesg | sed -n 's/^\[[^]]*\] //; s/^UBENCH /UBENCH /p' | grep '^UBENCH ' >> "$R"
+	rmmod uniqd_bench || out "error kernel rmmod"
+}
+
+# Redis, the peer: in this guest, on a Unix socket, nothing persisted.
+REDIS_SOCK=/tmp/redis.sock
+redis_start() {
+	[ -S "$REDIS_SOCK" ] && return 0
+	command -v redis-server > /dev/null || { out "error redis-server missing"; return 1; }
+	redis-server --port 0 --unixsocket "$REDIS_SOCK" --unixsocketperm 700 \
+		--save '' --appendonly no --dir /tmp --logfile /tmp/redis.log \
+		--daemonize yes || { out "error redis-server did not start"; return 1; }
+	i=0
+	while [ ! -S "$REDIS_SOCK" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -S "$REDIS_SOCK" ] || { out "error redis socket missing"; cat /tmp/redis.log; return 1; }
+	out "redis version=$(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
+}
+
+for p in $parts; do
+	case $p in
+	kernel-hash)
+		grep -E '^(name|driver|priority) ' /proc/crypto | paste - - - |
+			grep -E 'sha256|blake' | tr -s ' \t' ' ' | sed 's/^/crypto /' |
+			while read -r l; do out "$l"; done
+		kbench run=hash rounds="$rounds" ;;
+	kernel-table)
+		kbench run=table rounds="$rounds" nkeys="$nkeys" ;;
+	pingpong)
+		note "ub_pingpong"
+		"$BIN/ub_pingpong" "$rounds" || out "error ub_pingpong exit $?" ;;
+	micro)
+		note "ub_micro"
+		if redis_start; then
+			"$BIN/ub_micro" --rounds "$rounds" --redis "$REDIS_SOCK"
+		else
+			"$BIN/ub_micro" --rounds "$rounds"
+		fi || out "error ub_micro exit $?" ;;
+	scale)
+		note "ub_scale"
+		"$BIN/ub_scale" "$rounds" || out "error ub_scale exit $?" ;;
+	corpus)
+		note "ub_corpus"
+		crounds=3
+		[ -n "$quick" ] && crounds=1
+		"$BIN/ub_corpus" --rounds "$crounds" --procs "1 2" "$D/corpus.bin" ||
+			out "error ub_corpus exit $?" ;;
+	memory)
+		note "ub_memory"
+		if redis_start; then
+			"$BIN/ub_memory" --n "$nkeys" --redis "$REDIS_SOCK"
+		else
+			"$BIN/ub_memory" --n "$nkeys"
+		fi || out "error ub_memory exit $?" ;;
+	*)
+		out "error unknown part $p" ;;
+	esac
+done
+out "guest done"

@@ -1,0 +1,823 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn the bench VM's "UBENCH ..." lines into a report.
+
+    report.py --out OUTDIR [--title TEXT] [--host HOST_RAW] RESULTS_RAW...
+
+Reads what the guest wrote on its result port (tools/bench/guest-bench.sh,
+uniqd_bench.ko, the programs in tools/bench/) and writes to OUTDIR:
+
+    results.md    every figure and ratio, and which targets were met
+    results.json  the same, for machines
+    ratios.dat    the ratios the plot shows
+    ratios.gp     the gnuplot script (ratios.png is made from it)
+
+Every measurement was repeated in rounds that interleave the things
+compared; a figure is the best (lowest time) round, and the median is shown
+next to it. Ratios are taken between best rounds of the same VM run.
+Absolute times under QEMU TCG mean little: read the ratios.
+"""
+import json
+import os
+import re
+import statistics
+import sys
+from collections import defaultdict
+
+LINE = re.compile(r'^UBENCH (\S+)(.*)$')
+KV = re.compile(r'(\w[\w.-]*)=(\S*)')
+
+
+def parse(path):
+    recs = []
+    with open(path, 'rb') as f:
+        for raw in f:
+            line = raw.decode('utf-8', 'replace').strip().replace('\r', '')
+            m = LINE.match(line)
+            if not m:
+                continue
+            kind, rest = m.group(1), m.group(2)
+            kv = dict(KV.findall(rest))
+            recs.append((kind, kv, rest.strip()))
+    return recs
+
+
+class Samples:
+    """ns-per-op samples, one per round (keyed by round number)."""
+
+    def __init__(self):
+        self.r = {}
+
+    def add(self, x, rnd=None):
+        self.r[len(self.r) if rnd is None else int(rnd)] = x
+
+    @property
+    def v(self):
+        return list(self.r.values())
+
+    def best(self):
+        return min(self.v) if self.r else None
+
+    def median(self):
+        return statistics.median(self.v) if self.r else None
+
+    def __bool__(self):
+        return bool(self.r)
+
+
+def paired(num, den):
+    """Ratios num/den of the same rounds: (median, lowest, highest)."""
+    if not num or not den:
+        return None
+    rs = [num.r[k] / den.r[k] for k in num.r if k in den.r and den.r[k]]
+    if not rs:
+        return None
+    return statistics.median(rs), min(rs), max(rs)
+
+
+def fmt_paired(p):
+    if not p:
+        return 'n/a'
+    m, lo, hi = p
+    if lo == hi:
+        return fmt_ratio(m)
+    return '%s (%s-%s)' % (fmt_ratio(m), fmt_ratio(lo).rstrip('x'),
+                           fmt_ratio(hi))
+
+
+def op_ns(kv, ops):
+    """ns per op: the round's fastest slice when reported, else its mean."""
+    b = int(kv.get('best_ps', 0) or 0)
+    if b:
+        return b / 1000.0
+    return int(kv['ns']) / ops
+
+
+def fmt_ns(x):
+    if x is None:
+        return 'n/a'
+    if x >= 1e6:
+        return '%.2f ms' % (x / 1e6)
+    if x >= 1e4:
+        return '%.1f us' % (x / 1e3)
+    if x >= 100:
+        return '%.0f ns' % x
+    return '%.1f ns' % x
+
+
+def fmt_ratio(x):
+    if x is None:
+        return 'n/a'
+    if x >= 100:
+        return '%.0fx' % x
+    if x >= 10:
+        return '%.1fx' % x
+    return '%.2fx' % x
+
+
+def fmt_size(n):
+    n = int(n)
+    if n >= 1024 and n % 1024 == 0:
+        return '%d KiB' % (n // 1024)
+    return '%d B' % n
+
+
+class Report:
+    def __init__(self, recs, host=()):
+        self.recs = recs
+        self.host = list(host)
+        self.md = []
+        self.json = {'targets': [], 'ratios': {}}
+        self.plot = []          # (label, ratio, target or None)
+        self.targets = []       # (name, met, detail)
+
+    def out(self, s=''):
+        self.md.append(s)
+
+    def table(self, head, rows):
+        self.out('| ' + ' | '.join(head) + ' |')
+        self.out('|' + '|'.join('---' for _ in head) + '|')
+        for r in rows:
+            self.out('| ' + ' | '.join(str(c) for c in r) + ' |')
+        self.out()
+
+    def target(self, name, met, detail):
+        self.targets.append((name, met, detail))
+        self.json['targets'].append({'target': name, 'met': met,
+                                     'detail': detail})
+
+    # ---- the guest ---------------------------------------------------
+    def guest(self):
+        g = {}
+        for kind, kv, rest in self.recs:
+            if kind == 'guest':
+                g.update(kv)
+        self.json['guest'] = g
+        self.out('Guest: kernel %s, %s vCPUs, %s MiB, CPU model %s '
+                 '(QEMU TCG).' % (g.get('kernel', '?'), g.get('cpus', '?'),
+                                  int(g.get('mem_kb', 0)) // 1024,
+                                  g.get('cpu', '?').replace('_', ' ')))
+        self.out()
+
+    # ---- Part A: hashes ----------------------------------------------
+    def hashes(self):
+        s = defaultdict(Samples)
+        tot = defaultdict(Samples)
+        driver = {}
+        for kind, kv, rest in self.recs:
+            if kind == 'hash':
+                key = (kv['alg'], int(kv['size']))
+                s[key].add(op_ns(kv, int(kv['iters'])), kv.get('round'))
+                tot[key].add(int(kv['ns']) / int(kv['iters']), kv.get('round'))
+                driver[kv['alg']] = kv['driver']
+        if not s:
+            return
+        algs = [a for a in ('blake3', 'sha256', 'blake2b-256',
+                            'sha256-generic', 'blake2b-256-generic')
+                if a in driver]
+        sizes = sorted({k[1] for k in s})
+        self.out('## Hash throughput in the kernel (crypto_shash_digest)')
+        self.out()
+        self.out('uniqd_bench.ko: one buffer hashed back to back; the '
+                 'algorithms take turns every 2 ms, and each round keeps '
+                 'each one\'s fastest 2-ms slice (on a busy host the others '
+                 'lost the CPU for a while). MB/s (10^6 bytes/s) of the best '
+                 'round, the median round in brackets. Ratios are speed '
+                 'ratios taken round by round: the median round and '
+                 '(lowest-highest). Drivers: ' +
+                 ', '.join('%s = `%s`' % (a, driver[a]) for a in algs) + '.')
+        self.out()
+        head = ['size'] + ['%s MB/s' % a for a in algs] + \
+            ['blake3 / %s' % a for a in algs if a != 'blake3']
+        rows = []
+        res = {}
+        for n in sizes:
+            row = [fmt_size(n)]
+            for a in algs:
+                b = s[(a, n)]
+                row.append('%.1f (%.1f)' % (n / b.best() * 1e3,
+                                            n / b.median() * 1e3)
+                           if b else 'n/a')
+            b3 = s[('blake3', n)]
+            for a in algs:
+                if a == 'blake3':
+                    continue
+                p = paired(s[(a, n)], b3)
+                res[(a, n)] = p[0] if p else None
+                row.append(fmt_paired(p))
+            rows.append(row)
+        self.table(head, rows)
+        self.out('A ratio above 1 means blake3 is faster.')
+        self.out()
+        self.json['hash'] = {
+            '%s/%d' % k: {'best_ns': v.best(), 'median_ns': v.median()}
+            for k, v in s.items()}
+        if 'sha256' in driver:
+            bad = [n for n in sizes if (res.get(('sha256', n)) or 0) <= 1]
+            self.target('blake3 faster than sha256 (%s) at every size'
+                        % driver['sha256'], not bad,
+                        'slower at ' + ', '.join(fmt_size(n) for n in bad)
+                        if bad else 'faster at every size')
+        if 'blake2b-256' in driver:
+            big = [n for n in sizes if n >= 1024]
+            bad = [n for n in big if (res.get(('blake2b-256', n)) or 0) < 1]
+            self.target('blake3 at least as fast as blake2b-256 from 1 KiB',
+                        not bad,
+                        'slower at ' + ', '.join(fmt_size(n) for n in bad)
+                        if bad else 'as fast or faster from 1 KiB')
+        for n in sizes:
+            for a in ('sha256', 'blake2b-256'):
+                if res.get((a, n)):
+                    self.plot.append(('blake3 vs %s %s' % (a, fmt_size(n)),
+                                      res[(a, n)], 1.0))
+        hh = {}
+        for kind, kv, rest in self.host:
+            if kind == 'host-hash':
+                hh[(kv['alg'], int(kv['size']))] = float(kv['mbps'])
+        if hh:
+            self.out('For context, natively on the host (userspace, not the '
+                     'kernel\'s code; the host\'s kernel cannot load '
+                     'modules): uniqd\'s BLAKE3 built for userspace '
+                     '(keyed) against OpenSSL\'s SHA-256 (SHA-NI when the '
+                     'CPU has it) and BLAKE2b-512, MB/s:')
+            self.out()
+            rows = []
+            for n in sorted({k[1] for k in hh}):
+                b3 = hh.get(('blake3-uniqd', n))
+                sh = hh.get(('openssl-sha256', n))
+                bl = hh.get(('openssl-blake2b512', n))
+                rows.append([fmt_size(n),
+                             '%.0f' % b3 if b3 else '-',
+                             '%.0f' % sh if sh else '-',
+                             '%.0f' % bl if bl else '-',
+                             fmt_ratio(b3 / sh) if b3 and sh else '-',
+                             fmt_ratio(b3 / bl) if b3 and bl else '-'])
+            self.table(['size', 'blake3 (uniqd, C)', 'OpenSSL SHA-256',
+                        'OpenSSL BLAKE2b-512', 'blake3 / SHA-256',
+                        'blake3 / BLAKE2b'], rows)
+
+    # ---- Part A: tables ----------------------------------------------
+    def tables(self):
+        s = defaultdict(Samples)
+        tot = defaultdict(Samples)
+        mem = {}
+        setup = {}
+        verify = {}
+        for kind, kv, rest in self.recs:
+            if kind == 'table':
+                key = (kv['impl'], kv['op'], int(kv['n']))
+                s[key].add(op_ns(kv, int(kv['n'])), kv['round'])
+                tot[key].add(int(kv['ns']) / int(kv['n']), kv['round'])
+            elif kind == 'table-mem':
+                mem[(kv['impl'], int(kv['n']))] = kv
+            elif kind == 'table-setup':
+                setup[int(kv['n'])] = kv
+            elif kind == 'table-verify':
+                verify[kv['impl']] = kv['ok'] == '1'
+        if not s:
+            return
+        ns_ = sorted({k[2] for k in s})
+        self.out('## uniqd\'s table against rhashtable (in the kernel)')
+        self.out()
+        for n in ns_:
+            st = setup.get(n, {})
+            self.out('%d keys of 4..32 bytes (%s content bytes), hashes '
+                     'precomputed (%s) and given to both tables; lookups in '
+                     'random order under rcu_read_lock(); "hot" repeats %s '
+                     'keys. Both tables start at 64 slots and grow at 3/4. '
+                     'Every phase alternates slices of the two tables (128 '
+                     'slices); a lookup round counts its fastest slice '
+                     '(inserts: the whole round). ns per operation: best '
+                     'round (median round); ratio: round by round, median '
+                     '(lowest-highest); "whole rounds": the same ratio from '
+                     'round totals.'
+                     % (n, st.get('key_bytes', '?'), st.get('hash', '?'),
+                        'the first 1024'))
+            self.out()
+            ops = [('insert', 'insert, from empty (caller\'s time)'),
+                   ('settle', 'rhashtable: waiting for its deferred rehash '
+                    'after the inserts'),
+                   ('hit', 'lookup, present keys'),
+                   ('miss', 'lookup, absent keys'),
+                   ('hot', 'lookup, present keys, hot set')]
+            rows = []
+            for op, desc in ops:
+                u = s.get(('uniqd', op, n))
+                r = s.get(('rhashtable', op, n))
+                if not u and not r:
+                    continue
+                p = paired(r, u)
+                pt = paired(tot.get(('rhashtable', op, n)),
+                            tot.get(('uniqd', op, n)))
+                ratio = p[0] if p else None
+                rows.append([desc,
+                             '%s (%s)' % (fmt_ns(u.best()), fmt_ns(u.median()))
+                             if u else '-',
+                             '%s (%s)' % (fmt_ns(r.best()), fmt_ns(r.median()))
+                             if r else '-',
+                             fmt_paired(p) if p else '-',
+                             fmt_paired(pt) if pt else '-'])
+                if ratio:
+                    self.json['ratios']['table_%s_%d' % (op, n)] = ratio
+                    self.plot.append(('table %s rhashtable/uniqd' % op,
+                                      ratio, 1.5 if op in ('hit', 'hot')
+                                      else None))
+            u, r = s.get(('uniqd', 'insert', n)), s.get(('rhashtable', 'insert', n))
+            rs = s.get(('rhashtable', 'settle', n))
+            if u and r and rs:
+                t2 = Samples()
+                for k in r.r:
+                    if k in rs.r:
+                        t2.add(r.r[k] + rs.r[k], k)
+                rows.append(['insert incl. rhashtable\'s settle',
+                             '%s (%s)' % (fmt_ns(u.best()), fmt_ns(u.median())),
+                             '%s (%s)' % (fmt_ns(t2.best()),
+                                          fmt_ns(t2.median())),
+                             fmt_paired(paired(t2, u)), '-'])
+            self.table(['operation', 'uniqd table', 'rhashtable',
+                        'rhashtable / uniqd', 'whole rounds'], rows)
+            rows = []
+            for impl in ('uniqd', 'rhashtable'):
+                m = mem.get((impl, n))
+                if not m:
+                    continue
+                tb, rb, cb = (int(m['table_bytes']), int(m['rec_bytes']),
+                              int(m['content_bytes']))
+                rows.append([impl, m['slots'], '%.1f' % (tb / n),
+                             '%.1f' % ((rb - cb) / n),
+                             '%.1f' % ((tb + rb - cb) / n)])
+            if rows:
+                self.out('Memory at %d entries, bytes per entry beyond the '
+                         'content (records: uniqd\'s 16-byte header and '
+                         'padding; rhashtable\'s objects also carry the '
+                         '8-byte list link and the 8-byte hash):' % n)
+                self.out()
+                self.table(['table', 'slots/buckets', 'table B/entry',
+                            'record overhead B/entry', 'total B/entry'],
+                           rows)
+            hit = self.json['ratios'].get('table_hit_%d' % n)
+            hot = self.json['ratios'].get('table_hot_%d' % n)
+            if hit:
+                self.target('uniqd table wins warm lookups by 1.5x over '
+                            'rhashtable (%d keys)' % n,
+                            hit >= 1.5 and (hot or 0) >= 1.5,
+                            'present keys %s, hot set %s'
+                            % (fmt_ratio(hit), fmt_ratio(hot)))
+        if verify:
+            self.out('Both tables found every present key\'s own record and '
+                     'no absent key: %s.' % ', '.join(
+                         '%s %s' % (k, 'yes' if v else 'NO')
+                         for k, v in verify.items()))
+            self.out()
+        self.json['table'] = {'%s/%s/%d' % k: {'best_ns': v.best(),
+                                               'median_ns': v.median()}
+                              for k, v in s.items()}
+
+    # ---- Part B: one key at a time -----------------------------------
+    def ops(self, recs):
+        """'op' lines: name -> Samples of ns per op (fastest slice)."""
+        s = defaultdict(Samples)
+        tot = defaultdict(Samples)
+        for kind, kv, rest in recs:
+            if kind == 'op':
+                s[kv['name']].add(op_ns(kv, int(kv['ops'])), kv['round'])
+                tot[kv['name']].add(int(kv['ns']) / int(kv['ops']),
+                                    kv['round'])
+        return s, tot
+
+    MICRO_ROWS = [
+        ('syscall_getppid', 'getppid() system call (reference)'),
+        ('ioctl_version', 'null ioctl on /dev/uniqd (VERSION): the floor'),
+        ('intern_hit', 'INTERN, present key, one per call'),
+        ('intern_new', 'INTERN, new key, one per call'),
+        ('batch16_hit', 'INTERN_BATCH 16 present keys, per key'),
+        ('batch64_hit', 'INTERN_BATCH 64 present keys, per key'),
+        ('batch256_hit', 'INTERN_BATCH 256 present keys, per key'),
+        ('batch256_new', 'INTERN_BATCH 256 new keys, per key'),
+        ('lib_cache_hit', 'libuniqd uniqd_intern(), cache hit'),
+        ('lib_nocache_hit', 'libuniqd uniqd_intern() without cache (present)'),
+        ('inproc_hit', 'in-process interner (keyed BLAKE3), present'),
+        ('inproc_new', 'in-process interner (keyed BLAKE3), new'),
+        ('inprocfast_hit', 'in-process interner (cheap hash), present'),
+        ('inprocfast_new', 'in-process interner (cheap hash), new'),
+        ('redis_eval_hit', 'Redis EVALSHA, present key, one per round trip'),
+        ('redis_eval_new', 'Redis EVALSHA, new key, one per round trip'),
+        ('redis_pipe16_hit', 'Redis pipelined 16 a round trip, present, per key'),
+        ('redis_pipe64_hit', 'Redis pipelined 64 a round trip, present, per key'),
+        ('redis_pipe256_hit', 'Redis pipelined 256 a round trip, present, per key'),
+        ('redis_pipe256_new', 'Redis pipelined 256 a round trip, new, per key'),
+        ('blake3_16', 'keyed BLAKE3 of 16 bytes in userspace'),
+        ('blake3_64', 'keyed BLAKE3 of 64 bytes in userspace'),
+    ]
+
+    def micro(self):
+        s, tot = self.ops(self.recs)
+        if 'ioctl_version' not in s and 'intern_hit' not in s:
+            return
+        hs, _ = self.ops(self.host)
+        self.out('## Interning one key (ub_micro, one process)')
+        self.out()
+        self.out('All cases take turns in 4-ms slices inside one process; '
+                 'a round counts each case\'s fastest slice. ns per '
+                 'operation: best round (median round). "present" keys are '
+                 '65536 interned beforehand, used in random order; "new" '
+                 'keys were never seen. Redis runs in the same guest on a '
+                 'Unix socket. Host: the same program on the host, where '
+                 'there is no uniqd (its kernel has no modules); guest/host '
+                 'is how much TCG slows each one down.')
+        self.out()
+        rows = []
+        floor = s.get('ioctl_version')
+        for name, desc in self.MICRO_ROWS:
+            v = s.get(name)
+            h = hs.get(name)
+            if not v and not h:
+                continue
+            p = paired(v, floor) if v and floor else None
+            rows.append([desc,
+                         '%s (%s)' % (fmt_ns(v.best()), fmt_ns(v.median()))
+                         if v else '-',
+                         fmt_paired(p) if p else '-',
+                         fmt_ns(h.best()) if h else '-',
+                         fmt_ratio(v.best() / h.best()) if v and h else '-'])
+        self.table(['operation', 'guest ns/op', 'x null ioctl', 'host ns/op',
+                    'guest/host'], rows)
+        # The ratios the issue asks about, round by round.
+        R = []
+
+        def ratio(label, num, den, target=None, cmp='ge', tname=None):
+            p = paired(s.get(num), s.get(den))
+            if not p:
+                return None
+            R.append([label, fmt_paired(p),
+                      ('%s %s' % ('<=' if cmp == 'le' else '>=',
+                                  fmt_ratio(target))) if target else ''])
+            self.json['ratios'][num + '/' + den] = p[0]
+            if target:
+                met = p[0] <= target if cmp == 'le' else p[0] >= target
+                self.target(tname or label, met, fmt_paired(p))
+            return p
+
+        p = ratio('INTERN (present) / null ioctl', 'intern_hit',
+                  'ioctl_version', 1.5, 'le',
+                  'INTERN of a present key costs at most 1.5x a null ioctl')
+        if p:
+            self.plot.append(('null ioctl / INTERN', 1 / p[0], 1 / 1.5))
+        ratio('INTERN (new) / null ioctl', 'intern_new', 'ioctl_version')
+        for b in (16, 64):
+            ratio('INTERN / INTERN_BATCH %d, per key' % b, 'intern_hit',
+                  'batch%d_hit' % b)
+        p = ratio('INTERN / INTERN_BATCH 256, per key', 'intern_hit',
+                  'batch256_hit', 20, 'ge',
+                  'INTERN_BATCH of 256 costs at most 1/20 of an INTERN per key')
+        if p:
+            self.plot.append(('INTERN / batch-256 key', p[0], 20))
+        ratio('INTERN (new) / INTERN_BATCH 256 (new), per key', 'intern_new',
+              'batch256_new')
+        p = ratio('INTERN / libuniqd cache hit', 'intern_hit', 'lib_cache_hit',
+                  50, 'ge', 'a libuniqd cache hit is 50x faster than INTERN')
+        if p:
+            self.plot.append(('INTERN / cache hit', p[0], 50))
+        ratio('libuniqd without cache / raw INTERN', 'lib_nocache_hit',
+              'intern_hit')
+        p = ratio('Redis EVALSHA / INTERN, present keys', 'redis_eval_hit',
+                  'intern_hit', 5, 'ge',
+                  'uniqd beats Redis by 5x, one key per round trip')
+        if p:
+            self.plot.append(('Redis / INTERN (1 key)', p[0], 5))
+        ratio('Redis EVALSHA / INTERN, new keys', 'redis_eval_new',
+              'intern_new')
+        for b in (16, 64):
+            ratio('Redis pipelined %d / INTERN_BATCH %d, per key' % (b, b),
+                  'redis_pipe%d_hit' % b, 'batch%d_hit' % b)
+        p = ratio('Redis pipelined 256 / INTERN_BATCH 256, per key',
+                  'redis_pipe256_hit', 'batch256_hit', 2, 'ge',
+                  'uniqd batched beats Redis pipelined by 2x')
+        if p:
+            self.plot.append(('Redis pipe / batch (256)', p[0], 2))
+        ratio('Redis pipelined 256 / INTERN_BATCH 256, new keys',
+              'redis_pipe256_new', 'batch256_new')
+        ratio('INTERN / in-process interner (BLAKE3), present',
+              'intern_hit', 'inproc_hit')
+        ratio('INTERN / in-process interner (BLAKE3), new', 'intern_new',
+              'inproc_new')
+        ratio('INTERN / in-process interner (cheap hash), present',
+              'intern_hit', 'inprocfast_hit')
+        ratio('libuniqd cache hit / in-process (cheap hash), present',
+              'lib_cache_hit', 'inprocfast_hit')
+        if R:
+            self.out('Ratios, round by round: median (lowest-highest).')
+            self.out()
+            self.table(['ratio', 'measured', 'target'], R)
+        self.json['micro'] = {k: {'best_ns': v.best(), 'median_ns': v.median()}
+                              for k, v in s.items()}
+        if hs:
+            self.json['host_micro'] = {k: {'best_ns': v.best()}
+                                       for k, v in hs.items()}
+        for kind, kv, rest in self.recs:
+            if kind == 'micro-cache':
+                h, m = int(kv['hits']), int(kv['misses'])
+                self.out('libuniqd\'s cache during the run: %d hits, %d '
+                         'misses.' % (h, m))
+                self.out()
+
+    def pingpong(self):
+        s, _ = self.ops(self.recs)
+        hs, _ = self.ops(self.host)
+        names = [('pingpong_samecpu', 'both on one CPU'),
+                 ('pingpong_twocpu', 'on two CPUs'),
+                 ('pingpong_free', 'not pinned')]
+        if not any(n in s or n in hs for n, _ in names):
+            return
+        self.out('## A process-to-process round trip (ub_pingpong)')
+        self.out()
+        self.out('One byte there and back over a Unix socket between two '
+                 'processes: what every request to a server such as Redis '
+                 'pays on top of its work, and an ioctl does not. Fastest '
+                 'slice of the best round (median round in brackets).')
+        self.out()
+        rows = []
+        for n, d in names:
+            v, h = s.get(n), hs.get(n)
+            rows.append([d, '%s (%s)' % (fmt_ns(v.best()), fmt_ns(v.median()))
+                         if v else '-',
+                         fmt_ns(h.best()) if h else '-',
+                         fmt_ratio(v.best() / h.best()) if v and h else '-'])
+        self.table(['round trip', 'guest', 'host', 'guest/host'], rows)
+
+    # ---- Part B: scaling ------------------------------------------------
+    def scale(self):
+        s = defaultdict(Samples)
+        for kind, kv, rest in self.recs:
+            if kind == 'scale':
+                # Throughput, ops per second.
+                s[(kv['name'], int(kv['procs']))].add(
+                    int(kv['ops']) / int(kv['ns']) * 1e9, kv['round'])
+        if not s:
+            return
+        self.out('## Scaling: 1 and 2 processes, overlapping keys (ub_scale)')
+        self.out()
+        self.out('Each process opens its own file and does the same work; '
+                 'throughput is all operations over the wall time. '
+                 '"inproc_hit" shares nothing: it is what the VM and the '
+                 'host allow two processes at this moment. Throughput of '
+                 'the best round (median); the ratio round by round.')
+        self.out()
+        rows = []
+        for name, desc in (('intern_hit', 'INTERN, present keys'),
+                           ('batch256_hit', 'INTERN_BATCH 256, present keys'),
+                           ('intern_new', 'INTERN, the same new keys in both'),
+                           ('inproc_hit', 'in-process interner (nothing shared)')):
+            one, two = s.get((name, 1)), s.get((name, 2))
+            if not one or not two:
+                continue
+            p = paired(two, one)
+            rows.append([desc, '%.0f (%.0f)' % (max(one.v), one.median()),
+                         '%.0f (%.0f)' % (max(two.v), two.median()),
+                         fmt_paired(p)])
+            self.json['ratios']['scale_' + name] = p[0]
+            if name in ('intern_hit', 'batch256_hit', 'intern_new'):
+                self.target('2 processes reach 1.7x one (%s)' % name,
+                            p[0] >= 1.7, fmt_paired(p))
+                if name == 'intern_hit':
+                    self.plot.append(('2 procs / 1 (INTERN)', p[0], 1.7))
+            if name == 'inproc_hit':
+                self.plot.append(('2 procs / 1 (nothing shared)', p[0], None))
+        self.table(['workload', '1 process, ops/s', '2 processes, ops/s',
+                    '2 / 1'], rows)
+
+    # ---- Part B: the corpus ---------------------------------------------
+    def corpus(self):
+        runs = defaultdict(list)
+        checks = []
+        setup = {}
+        for kind, kv, rest in self.recs:
+            if kind == 'corpus':
+                runs[(kv['mode'], int(kv['procs']))].append(kv)
+            elif kind == 'corpus-check':
+                checks.append(kv)
+            elif kind == 'corpus-setup':
+                setup = kv
+        if not runs:
+            return
+        self.out('## A real workload: the Linux headers\' tokens (ub_corpus)')
+        self.out()
+        toks = int(setup.get('tokens', 0))
+        self.out('Every identifier and string literal of Debian\'s '
+                 'linux-headers `include/` tree: %s files, %s tokens, %s '
+                 'bytes (tools/bench/tokenize.c). N processes each take '
+                 'every N-th file and intern its tokens in order (class '
+                 '"ident" or "string"); uniqd runs start from an empty pool. '
+                 'Tokens/s of the best round (median round); "vs private": '
+                 'against the in-process interner (BLAKE3) with the same N.'
+                 % (setup.get('files', '?'), setup.get('tokens', '?'),
+                    setup.get('bytes', '?')))
+        self.out()
+        tps = {}
+        for k, v in runs.items():
+            smp = Samples()
+            for kv in v:
+                smp.add(int(kv['tokens']) / int(kv['ns']) * 1e9, kv['round'])
+            tps[k] = smp
+        rows = []
+        modes = [('uniqd_lib', 'uniqd, libuniqd uniqd_intern() per token'),
+                 ('uniqd_lib_many', 'uniqd, libuniqd uniqd_intern_many() per file'),
+                 ('uniqd_ioctl', 'uniqd, raw INTERN per token (no cache)'),
+                 ('private', 'private in-process interner (BLAKE3)'),
+                 ('private_fast', 'private in-process interner (cheap hash)')]
+        for m, desc in modes:
+            for n in sorted({k[1] for k in runs}):
+                if (m, n) not in runs:
+                    continue
+                kv = runs[(m, n)][0]
+                t = tps[(m, n)]
+                ent = int(kv['entries'])
+                hits = sum(int(x['cache_hits']) for x in runs[(m, n)])
+                miss = sum(int(x['cache_misses']) for x in runs[(m, n)])
+                pv = paired(t, tps.get(('private', n)))
+                rows.append([desc, n,
+                             '%.0f (%.0f)' % (max(t.v), t.median()),
+                             ent, '%.2f' % (toks / ent) if ent else '-',
+                             '%.1f%%' % (100.0 * hits / (hits + miss))
+                             if hits + miss else '-',
+                             fmt_paired(pv) if pv and m != 'private' else '-'])
+                self.json['ratios']['corpus_%s_%d_vs_private' % (m, n)] = \
+                    pv[0] if pv else None
+        self.table(['mode', 'N', 'tokens/s', 'entries', 'tokens per entry',
+                    'cache hits', 'vs private'], rows)
+        sc = []
+        for m, desc in modes:
+            one, two = tps.get((m, 1)), tps.get((m, 2))
+            if one and two:
+                p = paired(two, one)
+                sc.append([desc, fmt_paired(p)])
+        if sc:
+            self.out('2 processes / 1 process, tokens/s, round by round:')
+            self.out()
+            self.table(['mode', '2 / 1'], sc)
+        if checks:
+            ok = all(c['ok'] == '1' for c in checks)
+            self.out('Agreement: in %d checked runs every process got the '
+                     'same handle for the same (class, content) and '
+                     'different handles for different ones: **%s** (%s).'
+                     % (len(checks), 'yes' if ok else 'NO',
+                        '; '.join('%s N=%s: %s tokens, %s distinct, %s '
+                                  'mismatches, %s collisions'
+                                  % (c['mode'], c['procs'], c['tokens'],
+                                     c['distinct'], c['mismatches'],
+                                     c['collisions']) for c in checks)))
+            self.out()
+            self.target('all processes agree on every handle (corpus)', ok,
+                        '%d runs checked' % len(checks))
+        priv = runs.get(('private', 2))
+        shared = runs.get(('uniqd_lib', 2))
+        if priv and shared:
+            self.out('Dedup across processes: 2 private interners hold %s '
+                     'entries in all, the shared pool %s.'
+                     % (priv[0]['entries'], shared[0]['entries']))
+            self.out()
+
+    # ---- Part B: memory -----------------------------------------------
+    def memory(self):
+        m = r = None
+        for kind, kv, rest in self.recs:
+            if kind == 'memory':
+                m = kv
+            elif kind == 'memory-redis':
+                r = kv
+        if not m:
+            return
+        n = int(m['n'])
+        c = int(m['content'])
+        k = int(m['kernel'])
+        a, t = int(m['arena']), int(m['table'])
+        self.out('## Memory (ub_memory)')
+        self.out()
+        self.out('%d entries of 4..32 bytes (%d content bytes) interned into '
+                 'one class of a new pool by a process in its own memory '
+                 'cgroup; "kernel" is the growth of the cgroup\'s kernel '
+                 'memory (memory.stat), which uniqd charges everything to. '
+                 'Bytes per entry:' % (n, c))
+        self.out()
+        rows = [
+            ['content (the keys themselves)', '%.1f' % (c / n)],
+            ['arena overhead (16-byte record header, padding to 8)',
+             '%.1f' % ((a - c) / n)],
+            ['hash tables (STATS table_bytes, %s slots)' % m['slots'],
+             '%.1f' % (t / n)],
+            ['everything else charged (xarray of handles, chunk slack, '
+             'small objects)', '%.1f' % ((k - a - t) / n)],
+            ['**overhead beyond the content, total**',
+             '**%.1f**' % ((k - c) / n)],
+            ['(of which slab / vmalloc)', '%.1f / %.1f'
+             % (int(m['slab']) / n, int(m['vmalloc']) / n)],
+            ['still charged 1 s after the pool was freed', '%.1f'
+             % (int(m['released']) / n)],
+        ]
+        if r:
+            rows.append(['Redis (its used_memory beyond the content), for '
+                         'comparison', '%.1f' % ((int(r['used']) - c) / n)])
+        self.table(['', 'bytes/entry'], rows)
+        ov = (k - c) / n
+        self.json['memory'] = {'overhead_per_entry': ov, 'raw': m,
+                               'redis': r}
+        self.target('at most 48 bytes of overhead per entry (1M entries)',
+                    ov <= 48, '%.1f bytes' % ov)
+        self.plot.append(('48 B / overhead per entry', 48 / ov, 1.0))
+
+    # ---- everything --------------------------------------------------
+    def errors(self):
+        errs = [rest for kind, kv, rest in self.recs
+                if kind.startswith('error') or kind.endswith('-error')]
+        if errs:
+            self.out('## Errors reported by the guest')
+            self.out()
+            for e in errs:
+                self.out('* `%s`' % e)
+            self.out()
+
+    def summary(self):
+        if not self.targets:
+            return
+        self.out('## Targets')
+        self.out()
+        self.table(['target', 'met', 'measured'],
+                   [[t, 'yes' if m else '**no**', d]
+                    for t, m, d in self.targets])
+
+    def write(self, outdir, title):
+        body = self.md
+        self.md = []
+        self.out('# ' + title)
+        self.out()
+        self.out('Measured under QEMU TCG (no KVM) on 2 vCPUs; absolute '
+                 'times mean little, ratios within this one run do. '
+                 'Generated by tools/bench/report.py.')
+        self.out()
+        head = self.md
+        self.md = []
+        self.summary()
+        text = '\n'.join(head + self.md + body) + '\n'
+        with open(os.path.join(outdir, 'results.md'), 'w') as f:
+            f.write(text)
+        with open(os.path.join(outdir, 'results.json'), 'w') as f:
+            json.dump(self.json, f, indent=1, sort_keys=True)
+        with open(os.path.join(outdir, 'ratios.dat'), 'w') as f:
+            f.write('# index label ratio target met (1 yes, 0 no, 2 no target)\n')
+            for i, (label, r, t) in enumerate(self.plot):
+                f.write('%d "%s" %.4f %s %d\n' % (i, label, r,
+                                                  '%.4f' % t if t else '-',
+                                                  2 if not t else int(r >= t)))
+        with open(os.path.join(outdir, 'ratios.gp'), 'w') as f:
+            f.write(GNUPLOT % {'n': len(self.plot), 'title': title})
+
+
+GNUPLOT = r'''# gnuplot -e "dir='OUTDIR'" ratios.gp
+if (!exists("dir")) dir = "."
+set terminal pngcairo size 1100,%(n)d*22+200 font "sans,10"
+set output dir."/ratios.png"
+set title "%(title)s\n(ratios from one VM run under QEMU TCG, higher is better for uniqd; green: target met, red: missed; dots: targets)"
+set style fill solid 0.8 border -1
+set logscale x 2
+set xrange [0.1:*]
+set yrange [-1:%(n)d]
+set ytics nomirror
+set grid xtics
+set key bottom right
+set datafile missing "-"
+set arrow from 1, graph 0 to 1, graph 1 nohead dt 2 lc rgb "black"
+plot dir."/ratios.dat" using (1):1:($3<1?$3:1):($3<1?1:$3):($1-0.35):($1+0.35):($5==1?0x5cb85c:($5==0?0xd9534f:0x4a7ab5)):yticlabels(2) with boxxyerror lc rgb variable title "measured ratio", \
+     "" using 4:1 with points pt 13 ps 1.6 lc rgb "black" title "target"
+'''
+
+
+def main():
+    import argparse
+    ap = argparse.ArgumentParser(description='uniqd bench report')
+    ap.add_argument('--out', required=True)
+    ap.add_argument('--title', default='uniqd benchmarks')
+    ap.add_argument('--host', help='UBENCH lines measured on the host')
+    ap.add_argument('raw', nargs='+')
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    recs = []
+    for r in a.raw:
+        if os.path.exists(r):
+            recs += parse(r)
+    host = parse(a.host) if a.host and os.path.exists(a.host) else []
+    rep = Report(recs, host)
+    rep.guest()
+    rep.hashes()
+    rep.tables()
+    rep.micro()
+    rep.pingpong()
+    rep.scale()
+    rep.corpus()
+    rep.memory()
+    rep.errors()
+    rep.write(a.out, a.title)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A real workload nobody here wrote: every identifier and string literal of
+ * the Linux headers tree (the corpus, tools/bench/tokenize.c), interned by
+ * N "compiler" processes that each take a share of the files (file i goes
+ * to process i % N) and intern every token, in file order, under the class
+ * "ident" or "string":
+ *
+ *   uniqd_lib        libuniqd's uniqd_intern() per token (its per-thread
+ *                    cache in front of the kernel), all into one pool
+ *   uniqd_lib_many   libuniqd's uniqd_intern_many() per file
+ *   uniqd_ioctl      a raw INTERN ioctl per token (no cache)
+ *   private          each process its own in-process interner (keyed
+ *                    BLAKE3): what compilers do today, nothing shared
+ *   private_fast     the same with a cheap multiply-mix hash
+ *
+ * Every run starts from an empty pool. Per run:
+ *   UBENCH corpus mode=M procs=N round=R tokens=T ns=W entries=E bytes=B
+ *                 arena=A table=S cache_hits=H cache_misses=X
+ * entries: distinct entries of the pool (uniqd) or the sum of the private
+ * tables' entries. In round 0 every uniqd run is checked: every process
+ * wrote its handles, and the same (class, content) must have the same
+ * handle in every process and different ones different handles:
+ *   UBENCH corpus-check mode=M procs=N tokens=T distinct=D mismatches=X
+ *                       collisions=Y ok=0|1
+ *
+ *   ub_corpus [--rounds N] [--procs LIST] [--modes LIST] CORPUS
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "libuniqd.h"
+#include "ubench.h"
+
+#define MAXPROCS	8
+
+enum mode { M_LIB, M_MANY, M_IOCTL, M_PRIVATE, M_PRIVATE_FAST, M_COUNT };
+static const char *const mode_name[M_COUNT] = {
+	"uniqd_lib", "uniqd_lib_many", "uniqd_ioctl", "private", "private_fast",
+};
+
+struct tok {
+	const uint8_t *data;
+	uint16_t len;
+	uint8_t cls;		/* 1 ident, 2 string */
+};
+
+static struct tok *toks;
+static uint64_t ntoks, corpus_bytes;
+static uint64_t *file_first;	/* tokens of file f: [file_first[f], file_first[f + 1]) */
+static uint32_t nfiles;
+
+static void load(const char *path)
+{
+	struct stat st;
+	uint8_t *buf, *p, *end;
+	uint64_t t = 0;
+	uint32_t f;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st))
+		ub_die("%s: %s", path, strerror(errno));
+	buf = ub_alloc(st.st_size);
+	for (off_t off = 0; off < st.st_size;) {
+		ssize_t n = read(fd, buf + off, st.st_size - off);
+
+		if (n <= 0)
+			ub_die("%s: short read", path);
+		off += n;
+	}
+	close(fd);
+	if (st.st_size < 32 || memcmp(buf, "UBCORP01", 8))
+		ub_die("%s: not a corpus", path);
+	memcpy(&nfiles, buf + 8, 4);
+	memcpy(&ntoks, buf + 16, 8);
+	memcpy(&corpus_bytes, buf + 24, 8);
+	toks = ub_alloc(ntoks * sizeof(*toks));
+	file_first = ub_alloc(((size_t)nfiles + 1) * sizeof(*file_first));
+	p = buf + 32;
+	end = buf + st.st_size;
+	for (f = 0; f < nfiles; f++) {
+		uint32_t n, i;
+
+		if (p + 4 > end)
+			ub_die("%s: truncated", path);
+		memcpy(&n, p, 4);
+		p += 4;
+		file_first[f] = t;
+		for (i = 0; i < n; i++) {
+			uint16_t len;
+
+			if (p + 4 > end || t >= ntoks)
+				ub_die("%s: truncated", path);
+			memcpy(&len, p + 2, 2);
+			toks[t].cls = p[0];
+			toks[t].len = len;
+			toks[t].data = p + 4;
+			p += 4 + len;
+			if (p > end)
+				ub_die("%s: truncated", path);
+			t++;
+		}
+	}
+	file_first[nfiles] = t;
+	if (t != ntoks)
+		ub_die("%s: %llu tokens, header says %llu", path,
+		       (unsigned long long)t, (unsigned long long)ntoks);
+}
+
+struct result {
+	char status;		/* 'k' or 'f' */
+	uint64_t entries;
+	uint64_t cache_hits, cache_misses;
+};
+
+static char pool_name[64];
+
+/* One process's share; handles written to @hfd (if >= 0) in token order. */
+static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
+		   struct result *res)
+{
+	uniqd_pool *pool = NULL;
+	struct ub_interner *local = NULL;
+	uint32_t cls[3] = { 0 };
+	uint64_t *hbuf = NULL, nh = 0;
+	struct uniqd_item *items = NULL;
+	struct uniqd_cache_stats cs0 = { 0 }, cs1 = { 0 };
+	int fd = -1;
+	uint32_t f;
+
+	if (m == M_PRIVATE || m == M_PRIVATE_FAST) {
+		local = ub_interner_new(m == M_PRIVATE ? UB_HASH_BLAKE3 : UB_HASH_FAST);
+		cls[1] = 1;
+		cls[2] = 2;
+	} else if (m == M_IOCTL) {
+		fd = ub_uniqd_open(pool_name);
+		cls[1] = ub_uniqd_class(fd, "ident");
+		cls[2] = ub_uniqd_class(fd, "string");
+	} else {
+		pool = uniqd_open(pool_name, UNIQD_OPEN_EXISTING);
+		if (!pool)
+			return -1;
+		cls[1] = uniqd_class(pool, "ident");
+		cls[2] = uniqd_class(pool, "string");
+		if (!cls[1] || !cls[2])
+			return -1;
+		uniqd_cache_clear();
+		uniqd_cache_stats(&cs0);
+	}
+	if (hfd >= 0)
+		hbuf = malloc(1 << 20);
+	if (m == M_MANY)
+		items = malloc(65536 * sizeof(*items));
+
+	for (f = me; f < nfiles; f += procs) {
+		uint64_t t, a = file_first[f], b = file_first[f + 1];
+
+		if (m == M_MANY) {
+			for (t = a; t < b;) {
+				size_t n = b - t < 65536 ? b - t : 65536, i;
+
+				for (i = 0; i < n; i++) {
+					items[i].data = toks[t + i].data;
+					items[i].len = toks[t + i].len;
+					items[i].class_id = cls[toks[t + i].cls];
+				}
+				if (uniqd_intern_many(pool, items, n, 0) != n)
+					return -1;
+				for (i = 0; i < n && hbuf; i++) {
+					hbuf[nh++] = items[i].handle;
+					if (nh == (1 << 17)) {
+						if (write(hfd, hbuf, nh * 8) != (ssize_t)(nh * 8))
+							return -1;
+						nh = 0;
+					}
+				}
+				t += n;
+			}
+			continue;
+		}
+		for (t = a; t < b; t++) {
+			const struct tok *k = &toks[t];
+			uint64_t h;
+			bool created;
+
+			switch (m) {
+			case M_LIB:
+				h = uniqd_intern(pool, cls[k->cls], k->data, k->len);
+				break;
+			case M_IOCTL:
+				if (ub_uniqd_intern(fd, cls[k->cls], k->data, k->len, &h))
+					h = 0;
+				break;
+			default:
+				h = ub_intern_local(local, cls[k->cls], k->data,
+						    k->len, &created);
+				break;
+			}
+			if (!h)
+				return -1;
+			if (hbuf) {
+				hbuf[nh++] = h;
+				if (nh == (1 << 17)) {
+					if (write(hfd, hbuf, nh * 8) != (ssize_t)(nh * 8))
+						return -1;
+					nh = 0;
+				}
+			}
+		}
+	}
+	if (hbuf && nh && write(hfd, hbuf, nh * 8) != (ssize_t)(nh * 8))
+		return -1;
+	if (local)
+		res->entries = ub_interner_entries(local);
+	if (pool) {
+		uniqd_cache_stats(&cs1);
+		res->cache_hits = cs1.hits - cs0.hits;
+		res->cache_misses = cs1.misses - cs0.misses;
+	}
+	return 0;
+}
+
+/* ---- the agreement check -------------------------------------------------- */
+
+struct hmap {
+	uint64_t *key;
+	uint32_t *val;
+	uint64_t mask;
+};
+
+static void hmap_init(struct hmap *m, uint64_t n)
+{
+	uint64_t size = 1;
+
+	while (size < 2 * n)
+		size <<= 1;
+	m->key = ub_alloc(size * sizeof(*m->key));
+	m->val = ub_alloc(size * sizeof(*m->val));
+	m->mask = size - 1;
+}
+
+/* The value stored for @k, storing @v if there is none. */
+static uint32_t hmap_get_put(struct hmap *m, uint64_t k, uint32_t v)
+{
+	uint64_t i = (k * 0x9E3779B97F4A7C15ULL) >> 20;
+
+	for (i &= m->mask; m->key[i]; i = (i + 1) & m->mask)
+		if (m->key[i] == k)
+			return m->val[i];
+	m->key[i] = k;
+	m->val[i] = v;
+	return v;
+}
+
+static void check(enum mode m, unsigned int procs)
+{
+	struct ub_interner *ids = ub_interner_new(UB_HASH_FAST);
+	uint64_t *first = ub_alloc((ntoks + 1) * sizeof(uint64_t));
+	uint64_t mismatches = 0, collisions = 0, seen = 0;
+	struct hmap rev;
+	unsigned int p;
+
+	hmap_init(&rev, ntoks);
+	for (p = 0; p < procs; p++) {
+		char path[64];
+		FILE *fp;
+		uint32_t f;
+
+		snprintf(path, sizeof(path), "/tmp/ub_corpus.%u", p);
+		fp = fopen(path, "rb");
+		if (!fp)
+			ub_die("%s: %s", path, strerror(errno));
+		for (f = p; f < nfiles; f += procs) {
+			uint64_t t;
+
+			for (t = file_first[f]; t < file_first[f + 1]; t++) {
+				uint64_t h = 0;
+				bool created;
+				uint32_t id;
+
+				if (fread(&h, 8, 1, fp) != 1)
+					ub_die("%s: short", path);
+				id = (uint32_t)ub_intern_local(ids, toks[t].cls,
+							       toks[t].data,
+							       toks[t].len, &created);
+				seen++;
+				if (!first[id]) {
+					first[id] = h;
+					/* A handle already given to other content? */
+					if (hmap_get_put(&rev, h, id) != id)
+						collisions++;
+				} else if (first[id] != h) {
+					mismatches++;
+				}
+			}
+		}
+		fclose(fp);
+		unlink(path);
+	}
+	ub_out("corpus-check mode=%s procs=%u tokens=%llu distinct=%llu mismatches=%llu collisions=%llu ok=%d",
+	       mode_name[m], procs, (unsigned long long)seen,
+	       (unsigned long long)ub_interner_entries(ids),
+	       (unsigned long long)mismatches, (unsigned long long)collisions,
+	       !mismatches && !collisions && seen == ntoks);
+	free(rev.key);
+	free(rev.val);
+	free(first);
+	ub_interner_free(ids);
+}
+
+static void run(enum mode m, unsigned int procs, unsigned int round, bool verify)
+{
+	struct result res[MAXPROCS], total = { 0 };
+	struct uniqd_stats st = { 0 };
+	int go[2], done[2], fd = -1;
+	pid_t pid[MAXPROCS];
+	uint64_t t0, t1;
+	unsigned int p;
+	bool ok = true;
+
+	if (m == M_PRIVATE || m == M_PRIVATE_FAST)
+		verify = false;
+	snprintf(pool_name, sizeof(pool_name), "ubench-corpus-%u-%s-%u", round,
+		 mode_name[m], procs);
+	if (m != M_PRIVATE && m != M_PRIVATE_FAST) {
+		/* The parent keeps the pool until the end, for its STATS. */
+		fd = ub_uniqd_open(pool_name);
+		ub_uniqd_class(fd, "ident");
+		ub_uniqd_class(fd, "string");
+	}
+	if (pipe(go) || pipe(done))
+		ub_die("pipe: %s", strerror(errno));
+	for (p = 0; p < procs; p++) {
+		pid[p] = fork();
+		if (pid[p] < 0)
+			ub_die("fork: %s", strerror(errno));
+		if (!pid[p]) {
+			struct result r = { .status = 'k' };
+			int hfd = -1;
+			char c;
+
+			close(go[1]);
+			close(done[0]);
+			if (verify) {
+				char path[64];
+
+				snprintf(path, sizeof(path), "/tmp/ub_corpus.%u", p);
+				hfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+				if (hfd < 0)
+					_exit(2);
+			}
+			if (read(go[0], &c, 1) != 1)
+				_exit(2);
+			if (compile(m, p, procs, hfd, &r))
+				r.status = 'f';
+			if (write(done[1], &r, sizeof(r)) != sizeof(r))
+				_exit(2);
+			if (hfd >= 0)
+				close(hfd);
+			_exit(r.status == 'k' ? 0 : 1);
+		}
+	}
+	close(go[0]);
+	close(done[1]);
+	usleep(50000);
+	t0 = ub_now();
+	for (p = 0; p < procs; p++)
+		if (write(go[1], "g", 1) != 1)
+			ok = false;
+	for (p = 0; p < procs; p++) {
+		if (read(done[0], &res[p], sizeof(res[p])) != sizeof(res[p]) ||
+		    res[p].status != 'k')
+			ok = false;
+		else {
+			total.entries += res[p].entries;
+			total.cache_hits += res[p].cache_hits;
+			total.cache_misses += res[p].cache_misses;
+		}
+	}
+	t1 = ub_now();
+	close(go[1]);
+	close(done[0]);
+	for (p = 0; p < procs; p++) {
+		int s;
+
+		waitpid(pid[p], &s, 0);
+		if (!WIFEXITED(s) || WEXITSTATUS(s))
+			ok = false;
+	}
+	if (fd >= 0) {
+		if (ub_uniqd_stats(fd, &st))
+			ok = false;
+		total.entries = st.entries;
+		close(fd);
+	}
+	if (!ok) {
+		ub_out("error corpus mode=%s procs=%u round=%u failed", mode_name[m],
+		       procs, round);
+		return;
+	}
+	ub_out("corpus mode=%s procs=%u round=%u tokens=%llu ns=%llu entries=%llu bytes=%llu arena=%llu table=%llu cache_hits=%llu cache_misses=%llu",
+	       mode_name[m], procs, round, (unsigned long long)ntoks,
+	       (unsigned long long)(t1 - t0), (unsigned long long)total.entries,
+	       (unsigned long long)st.bytes, (unsigned long long)st.arena_bytes,
+	       (unsigned long long)st.table_bytes,
+	       (unsigned long long)total.cache_hits,
+	       (unsigned long long)total.cache_misses);
+	if (verify)
+		check(m, procs);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int rounds = 3, procs[MAXPROCS], nprocs = 0, r, i, j;
+	bool want[M_COUNT];
+	const char *path = NULL;
+	char *list = NULL, *modes = NULL;
+
+	for (i = 0; i < M_COUNT; i++)
+		want[i] = true;
+	for (i = 1; i < (unsigned int)argc; i++) {
+		if (!strcmp(argv[i], "--rounds") && i + 1 < (unsigned int)argc)
+			rounds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--procs") && i + 1 < (unsigned int)argc)
+			list = argv[++i];
+		else if (!strcmp(argv[i], "--modes") && i + 1 < (unsigned int)argc)
+			modes = argv[++i];
+		else
+			path = argv[i];
+	}
+	if (!path)
+		ub_die("usage: ub_corpus [--rounds N] [--procs LIST] [--modes LIST] CORPUS");
+	for (char *s = strtok(list ? list : (char[]){ "1 2" }, " ,"); s && nprocs < MAXPROCS;
+	     s = strtok(NULL, " ,")) {
+		procs[nprocs] = atoi(s);
+		if (procs[nprocs] >= 1 && procs[nprocs] <= MAXPROCS)
+			nprocs++;
+	}
+	if (modes) {
+		for (i = 0; i < M_COUNT; i++)
+			want[i] = false;
+		for (char *s = strtok(modes, " ,"); s; s = strtok(NULL, " ,"))
+			for (i = 0; i < M_COUNT; i++)
+				if (!strcmp(s, mode_name[i]))
+					want[i] = true;
+	}
+	load(path);
+	ub_out("corpus-setup files=%u tokens=%llu bytes=%llu", nfiles,
+	       (unsigned long long)ntoks, (unsigned long long)corpus_bytes);
+	for (r = 0; r < rounds; r++)
+		for (i = 0; i < M_COUNT; i++)
+			for (j = 0; j < nprocs; j++) {
+				/* Alternate the order of the process counts. */
+				unsigned int n = procs[(j + r) % nprocs];
+
+				if (want[i])
+					run(i, n, r, r == 0);
+			}
+	return 0;
+}

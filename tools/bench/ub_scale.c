@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scaling: 1 and 2 processes interning overlapping keys in one pool. Each
+ * process opens its own file, attaches, waits for the start, does the same
+ * number of operations, and the throughput is all their operations over the
+ * wall time from the start to the last one done.
+ *
+ *   intern_hit     INTERN, one key a call, from 65536 present keys (each
+ *                  process in its own random order)
+ *   batch256_hit   INTERN_BATCH of 256 present keys (per key)
+ *   intern_new     INTERN of keys new to the pool: every process interns
+ *                  the same fresh keys, each in its own order, so they race
+ *                  to create them (a fresh set for every run)
+ *   inproc_hit     the in-process interner (BLAKE3) of each process: no
+ *                  sharing at all, the machine's own scaling limit
+ *
+ *   UBENCH scale name=NAME procs=P round=R ops=N ns=T
+ *
+ *   ub_scale [rounds]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ubench.h"
+
+#define PRESENT		65536U
+#define MAXPROCS	2
+
+enum work { W_HIT, W_BATCH, W_NEW, W_LOCAL, W_COUNT };
+static const char *const work_name[W_COUNT] = {
+	"intern_hit", "batch256_hit", "intern_new", "inproc_hit",
+};
+
+static struct ub_keys present;
+static struct ub_interner *local;
+static uint32_t new_base = 10000000;	/* fresh keys: never in present */
+
+/* One process's share: @ops operations of @w over @keys in @order. */
+static int work(enum work w, const struct ub_keys *keys, const uint32_t *order,
+		uint32_t nkeys, uint64_t ops)
+{
+	struct uniqd_key batch[256];
+	uint64_t i, h;
+	uint32_t len, cls = 0;
+	int fd = -1;
+
+	if (w != W_LOCAL) {
+		fd = ub_uniqd_open("ubench-scale");
+		cls = ub_uniqd_class(fd, "ident");
+	}
+	for (i = 0; i < ops;) {
+		const uint8_t *k;
+		bool created;
+		uint32_t j;
+
+		switch (w) {
+		case W_HIT:
+		case W_NEW:
+			k = ub_key(keys, order[i % nkeys], &len);
+			if (ub_uniqd_intern(fd, cls, k, len, &h))
+				return -1;
+			i++;
+			break;
+		case W_BATCH:
+			memset(batch, 0, sizeof(batch));
+			for (j = 0; j < 256; j++) {
+				k = ub_key(keys, order[(i + j) % nkeys], &len);
+				batch[j].class_id = cls;
+				batch[j].data = (uintptr_t)k;
+				batch[j].len = len;
+			}
+			if (ub_uniqd_batch(fd, batch, 256))
+				return -1;
+			i += 256;
+			break;
+		default:
+			k = ub_key(keys, order[i % nkeys], &len);
+			if (!ub_intern_local(local, 1, k, len, &created))
+				return -1;
+			i++;
+			break;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* Run @procs processes of @ops operations each; wall ns, 0 on failure. */
+static uint64_t run(enum work w, unsigned int procs, uint64_t ops,
+		    unsigned int round)
+{
+	struct ub_keys fresh, *keys = &present;
+	uint32_t *order[MAXPROCS], nkeys = PRESENT, i;
+	int go[2], done[2];
+	pid_t pid[MAXPROCS];
+	uint64_t t0, t1;
+	unsigned int p;
+	bool ok = true;
+
+	if (w == W_NEW) {
+		/* Enough fresh keys that every call creates or races. */
+		nkeys = (uint32_t)ops;
+		ub_keys_make(&fresh, nkeys, new_base, new_base);
+		new_base += nkeys;
+		keys = &fresh;
+	}
+	for (p = 0; p < procs; p++) {
+		order[p] = ub_alloc((size_t)nkeys * sizeof(uint32_t));
+		for (i = 0; i < nkeys; i++)
+			order[p][i] = i;
+		ub_shuffle(order[p], nkeys, 1000 + 7 * p + 131 * round);
+	}
+	if (pipe(go) || pipe(done))
+		ub_die("pipe: %s", strerror(errno));
+	for (p = 0; p < procs; p++) {
+		pid[p] = fork();
+		if (pid[p] < 0)
+			ub_die("fork: %s", strerror(errno));
+		if (!pid[p]) {
+			char c;
+			int ret;
+
+			close(go[1]);
+			close(done[0]);
+			if (read(go[0], &c, 1) != 1)
+				_exit(2);
+			ret = work(w, keys, order[p], nkeys, ops);
+			c = ret ? 'f' : 'k';
+			if (write(done[1], &c, 1) != 1)
+				_exit(2);
+			_exit(ret ? 1 : 0);
+		}
+	}
+	close(go[0]);
+	close(done[1]);
+	/* Let the children settle into read() before the start. */
+	usleep(50000);
+	t0 = ub_now();
+	for (p = 0; p < procs; p++)
+		if (write(go[1], "g", 1) != 1)
+			ok = false;
+	for (p = 0; p < procs; p++) {
+		char c;
+
+		if (read(done[0], &c, 1) != 1 || c != 'k')
+			ok = false;
+	}
+	t1 = ub_now();
+	close(go[1]);
+	close(done[0]);
+	for (p = 0; p < procs; p++) {
+		int st;
+
+		waitpid(pid[p], &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			ok = false;
+		free(order[p]);
+	}
+	if (w == W_NEW) {
+		free(fresh.bytes);
+		free(fresh.off);
+		free(fresh.len);
+	}
+	return ok ? t1 - t0 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int rounds = argc > 1 ? atoi(argv[1]) : 5;
+	uint64_t ops[W_COUNT];
+	struct uniqd_key batch[256];
+	unsigned int r, p, w;
+	uint32_t i, j, cls;
+	int fd;
+
+	ub_keys_make(&present, PRESENT, 0, 11);
+	/* The parent keeps the pool alive and fills it. */
+	fd = ub_uniqd_open("ubench-scale");
+	cls = ub_uniqd_class(fd, "ident");
+	for (i = 0; i < PRESENT; i += 256) {
+		memset(batch, 0, sizeof(batch));
+		for (j = 0; j < 256; j++) {
+			uint32_t len;
+
+			batch[j].class_id = cls;
+			batch[j].data = (uintptr_t)ub_key(&present, i + j, &len);
+			batch[j].len = len;
+		}
+		if (ub_uniqd_batch(fd, batch, 256))
+			ub_die("INTERN_BATCH: %s", strerror(errno));
+	}
+	local = ub_interner_new(UB_HASH_BLAKE3);
+	for (i = 0; i < PRESENT; i++) {
+		uint32_t len;
+		const uint8_t *k = ub_key(&present, i, &len);
+		bool created;
+
+		ub_intern_local(local, 1, k, len, &created);
+	}
+
+	/* Size each run for about 0.4 s of one process. */
+	for (w = 0; w < W_COUNT; w++) {
+		uint64_t n = w == W_BATCH ? 2560 : 1000, t;
+
+		for (;;) {
+			t = run(w, 1, n, 0);
+			if (!t)
+				ub_die("%s failed", work_name[w]);
+			if (t > 100000000ULL || n > (1ULL << 24))
+				break;
+			n *= 2;
+		}
+		ops[w] = (uint64_t)((double)n * 4e8 / t);
+		ops[w] = (ops[w] + 255) / 256 * 256;
+		ub_out("scale-setup name=%s ops=%llu", work_name[w],
+		       (unsigned long long)ops[w]);
+	}
+
+	for (r = 0; r < rounds; r++) {
+		for (w = 0; w < W_COUNT; w++) {
+			for (p = 0; p < MAXPROCS; p++) {
+				/* Alternate which count goes first. */
+				unsigned int procs = (p + r) % 2 ? 2 : 1;
+				uint64_t t = run(w, procs, ops[w], r);
+
+				if (!t) {
+					ub_out("error scale %s procs=%u failed",
+					       work_name[w], procs);
+					continue;
+				}
+				ub_out("scale name=%s procs=%u round=%u ops=%llu ns=%llu",
+				       work_name[w], procs, r,
+				       (unsigned long long)(ops[w] * procs),
+				       (unsigned long long)t);
+			}
+		}
+	}
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: build what the benchmarks need, boot the bench VM (Debian's
+# 6.12 kernel under QEMU TCG, 2 vCPUs), collect every result and write the
+# report to build/bench-results/ (results.md, results.json, ratios.png).
+# Benchmarks never pass or fail: this exits non-zero only when they could
+# not run at all. See Documentation/benchmarks.rst.
+#
+#   bench.sh [--parts "PART..."] [--rounds N] [--quick] [--mem MB]
+#            [--timeout SECONDS] [--out DIR] [--report-only]
+#
+# Parts (default: all, in this order):
+#   host          the same userspace figures on the host (no uniqd there):
+#                 how much TCG inflates computing, system calls and IPC
+#   kernel-hash   uniqd_bench.ko: blake3 against sha256 and blake2b-256
+#   kernel-table  uniqd_bench.ko: uniqd's table against rhashtable
+#   micro         ub_micro: null ioctl, INTERN, batches, libuniqd's cache,
+#                 the in-process interner, Redis
+#   pingpong      ub_pingpong: a process-to-process round trip
+#   scale         ub_scale: 1 and 2 processes
+#   corpus        ub_corpus: the Linux headers' tokens, N "compilers"
+#   memory        ub_memory: kernel bytes per entry at 1M entries
+#
+# UNIQD_BENCH_PARTS and UNIQD_BENCH_ROUNDS set the defaults. --quick: fewer
+# rounds and smaller sizes, to try the machinery (figures mean less).
+# --report-only: rewrite the report from the last run's raw results.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+B=$top/build
+parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-table micro pingpong scale corpus memory"}
+rounds=${UNIQD_BENCH_ROUNDS:-5}
+nkeys=1000000 mem=3072 timeout=5400 out=$B/bench-results report_only= quick=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--parts) parts=$2; shift ;;
+	--rounds) rounds=$2; shift ;;
+	--quick) quick=1 ;;
+	--mem) mem=$2; shift ;;
+	--timeout) timeout=$2; shift ;;
+	--out) out=$2; shift ;;
+	--report-only) report_only=1 ;;
+	*) echo "bench: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+[ -n "$quick" ] && { rounds=2; nkeys=200000; }
+has() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+say() { echo "bench: $*" >&2; }
+
+report() {
+	local title="uniqd benchmarks, $(date -u +%Y-%m-%d)"
+	local args=(--out "$out" --title "$title")
+	[ -s "$out/host.raw" ] && args+=(--host "$out/host.raw")
+	python3 "$top/tools/bench/report.py" "${args[@]}" "$out/vm/results.raw" || return 1
+	if command -v gnuplot > /dev/null; then
+		gnuplot -e "dir='$out'" "$out/ratios.gp" 2> "$out/gnuplot.log" ||
+			say "gnuplot failed: see $out/gnuplot.log"
+	fi
+	say "report: $out/results.md, $out/ratios.png"
+	sed -n '/^## Targets/,/^## /p' "$out/results.md" | sed '$d' >&2
+}
+
+if [ -n "$report_only" ]; then
+	report
+	exit
+fi
+
+# ---- what the benchmarks need from Debian ---------------------------------
+"$top/tools/deps.sh" || exit 1
+need=()
+for p in redis-server gnuplot-nox python3 openssl; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	say "installing ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -q --no-install-recommends "${need[@]}" > /dev/null 2>&1 || {
+		apt-get update -q > /dev/null &&
+		apt-get install -y -q --no-install-recommends "${need[@]}" > /dev/null
+	} || { say "cannot install ${need[*]}"; exit 1; }
+fi
+
+read -r _ rel img kdir < <("$top/tools/testing/kernels.sh" | awk '$1 == "6.12"')
+[ -n "${kdir:-}" ] || { say "no Debian 6.12 kernel with headers (tools/deps.sh)"; exit 1; }
+
+# ---- build ------------------------------------------------------------------
+rm -rf "$out"
+mkdir -p "$out"
+log=$out/build.log
+say "building (log: $log)"
+{
+	"$top/tools/build-module.sh" "$kdir" "$B/bench-kmod/6.12" &&
+	"$top/tools/bench/build-bench-module.sh" "$kdir" "$B/bench-module/6.12" &&
+	make -s -C "$top" bench-progs bench-corpus build/native-bench/bench_blake3_native
+} > "$log" 2>&1 || { tail -n 30 "$log" >&2; say "build failed"; exit 1; }
+
+# ---- the host's own figures (no uniqd: the kernel here has no modules) -----
+if has host; then
+	say "host: userspace figures and the process round trip, natively"
+	hr=$out/host.raw
+	sock=$B/bench-host/redis.sock
+	mkdir -p "$B/bench-host"
+	rm -f "$sock"
+	redis-server --port 0 --unixsocket "$sock" --unixsocketperm 700 --save '' \
+		--appendonly no --dir "$B/bench-host" --logfile "$B/bench-host/redis.log" \
+		--pidfile "$B/bench-host/redis.pid" --daemonize yes > /dev/null
+	for i in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+	{
+		echo "UBENCH host cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo | tr ' ' '_') kernel=$(uname -r) cpus=$(nproc)"
+		rargs=()
+		[ -S "$sock" ] && rargs=(--redis "$sock")
+		UNIQD_RESULTS=/dev/null timeout 600 "$B/bench-bin/ub_micro" --host --rounds "$rounds" "${rargs[@]}"
+		UNIQD_RESULTS=/dev/null timeout 300 "$B/bench-bin/ub_pingpong" "$rounds"
+		# The kernel's hashes are not reachable here; OpenSSL's are the
+		# closest native reference (SHA-256 with SHA-NI where the CPU has
+		# it), next to uniqd's own BLAKE3 built for userspace.
+		"$B/native-bench/bench_blake3_native" 0.3 2>/dev/null |
+			awk '$1 == "keyed" { print "UBENCH host-hash alg=blake3-uniqd size=" $2 " mbps=" $6 }'
+		for n in 16 64 1024 4096 65536; do
+			for a in sha256 blake2b512; do
+				v=$(openssl speed -seconds 1 -bytes "$n" -evp "$a" 2>/dev/null |
+				    awk -v a="$a" 'tolower($1) == a || $1 == toupper(a) { print $NF }' |
+				    tr -d 'k' | tail -n 1)
+				[ -n "$v" ] && echo "UBENCH host-hash alg=openssl-$a size=$n mbps=$(echo "$v" | awk '{ print $1 / 1000 }')"
+			done
+		done
+	} > "$hr" 2> "$out/host.log"
+	[ -f "$B/bench-host/redis.pid" ] && kill "$(cat "$B/bench-host/redis.pid")" 2>/dev/null
+fi
+
+# ---- the VM ---------------------------------------------------------------
+vmparts=
+for p in $parts; do [ "$p" != host ] && vmparts="$vmparts $p"; done
+if [ -n "$vmparts" ]; then
+	cat > "$out/settings" <<-EOF
+	parts="$vmparts"
+	rounds=$rounds
+	nkeys=$nkeys
+	quick=$quick
+	EOF
+	say "bench VM: parts$vmparts; $rounds rounds (log: $out/vm/console.log)"
+	"$top/tools/bench/mkinitramfs-bench.sh" --out "$B/bench-vm/initrd.gz" \
+		--module "$B/bench-kmod/6.12/src/uniqd.ko" --release "$rel" \
+		--bench-module "$B/bench-module/6.12/src/uniqd_bench.ko" \
+		--bin "$B/bench-bin" --corpus "$B/bench-data/corpus.bin" --redis \
+		--settings "$out/settings" --timeout "$timeout" || exit 1
+	"$top/tools/testing/vm/run-vm.sh" --name bench --kernel "$img" \
+		--initrd "$B/bench-vm/initrd.gz" --out "$out/vm" --mem "$mem" \
+		--timeout "$((timeout + 300))" ||
+		say "the VM reported a problem: see $out/vm/results.txt"
+fi
+report
