@@ -171,17 +171,23 @@ static int writable(__u64 p, __u64 n)
 	return in_region(p, n, 1);
 }
 
-/* Mapped with PROT_NONE guard pages on both sides. */
+/*
+ * Mapped with PROT_NONE guards on both sides, wider than any jump a call
+ * can make past the end (a batch starts at keys[done], up to 4096 keys on):
+ * an address the model calls unmapped must really be.
+ */
+#define GUARD	(256 * 1024UL)
+
 static char *guarded(size_t size)
 {
-	char *p = mmap(NULL, size + 2 * PG, PROT_NONE,
+	char *p = mmap(NULL, size + 2 * GUARD, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
-	if (mprotect(p + PG, size, PROT_READ | PROT_WRITE))
+	if (mprotect(p + GUARD, size, PROT_READ | PROT_WRITE))
 		return NULL;
-	return p + PG;
+	return p + GUARD;
 }
 
 static __u32 maxlen;		/* max_key_len */
@@ -409,6 +415,8 @@ static void file_close(struct kfile *f)
 	f->fd = ut_open();
 }
 
+static void mismatch(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- the model of the main pool ------------------------------------------ */
 
 struct ent {
@@ -473,9 +481,10 @@ static struct ent *model_add(__u32 cls, const void *p, __u32 len)
 	struct ent *e;
 	__u32 i;
 
+	/* ents never moves: pointers into it are held across a batch. */
 	if (nents == ents_cap) {
-		ents_cap = ents_cap ? 2 * ents_cap : 1024;
-		ents = realloc(ents, ents_cap * sizeof(*ents));
+		mismatch("more entries than max_entries in the model");
+		return &ents[0];
 	}
 	if ((nents + 1) * 2 > cmap_mask) {
 		__u32 nm = cmap_mask ? 2 * cmap_mask + 1 : 4095, j;
@@ -1417,6 +1426,41 @@ static void one_call(void)
 	}
 	if (x.err != -1)
 		res->predicted++;
+	if (x.err != -1 && err != x.err && ci == 5) {
+		struct uniqd_batch ob;
+		__u64 kp = img.b.keys + (__u64)(x.nk ? x.nk - 1 : 0) * 32;
+		int i;
+
+		memset(&ob, 0, sizeof(ob));
+		if (writable(arg, sizeof(ob)))
+			memcpy(&ob, (void *)(uintptr_t)arg, sizeof(ob));
+		printf("  fuzz: batch keys %#llx count %u done %u -> model: %u keys seen, done %u; "
+		       "kernel: done %u; last key at %#llx readable %d writable %d\n",
+		       (unsigned long long)img.b.keys, img.b.count, img.b.done, x.nk, x.done,
+		       ob.done, (unsigned long long)kp, readable(kp, 32), writable(kp, 32));
+		for (i = 0; i < nregs; i++)
+			printf("  fuzz: region %d: %#lx-%#lx w %d\n", i, (unsigned long)regs[i].lo,
+			       (unsigned long)regs[i].hi, regs[i].w);
+		if (readable(kp, 32)) {
+			struct uniqd_key k;
+
+			memcpy(&k, (void *)(uintptr_t)kp, 32);
+			printf("  fuzz: that key now: class %u flags %#x data %#llx len %u\n",
+			       k.class_id, k.flags, (unsigned long long)k.data, k.len);
+		}
+		fflush(stdout);
+	}
+	if (x.err != -1 && err != x.err && ci == 1 && readable(img.a.name, img.a.name_len)) {
+		const __u8 *nm = (const void *)(uintptr_t)img.a.name;
+		__u32 i;
+
+		printf("  fuzz: ATTACH name at %#llx (arena+%lld), %u bytes:",
+		       (unsigned long long)img.a.name,
+		       (long long)(img.a.name - (uintptr_t)arena), img.a.name_len);
+		for (i = 0; i < img.a.name_len && i < 48; i++)
+			printf(" %02x", nm[i]);
+		printf("\n");
+	}
 	if (x.err != -1 && err != x.err) {
 		mismatch("%s on %s file (req %#x, size %u, arg %#llx): %s, want %s",
 			 cmd_names[ci], is_main ? "a main-pool" : f->pool ? "another pool's" :
@@ -1504,9 +1548,11 @@ static int setup(int w, int full)
 		memcpy(arena + i, &x, 8);
 	}
 	/* Low-entropy stretches, so that slices repeat. */
-	memset(arena + ARENA_NAMES, 'x', 4096);
+	memset(arena + ARENA_NAMES, 'x' + w, 4096);	/* (per worker: pool names) */
+	/* Names made from the arena's first bytes differ between workers. */
+	snprintf(arena, 64, "%d: fuzz worker", w);	/* distinct from byte 0 */
 	for (i = 0; i < NCLASSNAMES; i++) {
-		p = arena + 32 * i;
+		p = arena + 64 + 32 * i;
 		class_name_len[i] = snprintf(p, 32, i % 7 ? "cls-%02d" : "a/longer/class/%d", i);
 		class_name_ptr[i] = (uintptr_t)p;
 	}
@@ -1531,18 +1577,18 @@ static int setup(int w, int full)
 	memfd = syscall(SYS_memfd_create, "fuzz", 0);
 	if (memfd < 0 || ftruncate(memfd, ROV_SIZE))
 		return -1;
-	p = mmap(NULL, ROV_SIZE + 2 * PG, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	rov = mmap(p + PG, ROV_SIZE, PROT_READ, MAP_SHARED | MAP_FIXED, memfd, 0);
+	p = mmap(NULL, ROV_SIZE + 2 * GUARD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	rov = mmap(p + GUARD, ROV_SIZE, PROT_READ, MAP_SHARED | MAP_FIXED, memfd, 0);
 	rwv = mmap(NULL, ROV_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 	if (p == MAP_FAILED || rov == MAP_FAILED || rwv == MAP_FAILED)
 		return -1;
 	close(memfd);
-	/* The edge page: [guard][edge][unmapped][guard]. */
-	p = mmap(NULL, 4 * PG, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED || mprotect(p + PG, PG, PROT_READ | PROT_WRITE) ||
-	    munmap(p + 2 * PG, PG))
+	/* The edge page: [guard][edge][unmapped page][guard]. */
+	p = mmap(NULL, 2 * PG + 2 * GUARD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED || mprotect(p + GUARD, PG, PROT_READ | PROT_WRITE) ||
+	    munmap(p + GUARD + PG, PG))
 		return -1;
-	edge = p + PG;
+	edge = p + GUARD;
 
 	add_region(scratch, scr_size, 1);
 	add_region(arena, arena_size, 0);
@@ -1569,6 +1615,10 @@ static int setup(int w, int full)
 	pools[0].max_entries = m.max_entries = a.max_entries;
 	pools[0].max_classes = m.max_classes = a.max_classes;
 	files[0].pool = &pools[0];
+	ents_cap = m.max_entries + 1;
+	ents = calloc(ents_cap, sizeof(*ents));
+	if (!ents)
+		return -1;
 	/* One class and one entry: the pool's id is known from the start. */
 	{
 		struct uniqd_class c;
