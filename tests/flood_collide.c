@@ -551,7 +551,7 @@ int main(void)
 {
 	const char *scale = getenv("UNIQD_SCALE");
 	int full = scale && !strcmp(scale, "full");
-	int rounds = full ? 7 : 3, fd, s, i, r, bad = 0;
+	int rounds = full ? 7 : 5, fd, s, i, r, bad = 0;
 	double best_single[NSETS], best_batch[NSETS], intern_t[NSETS], sim[NSETS];
 	__u64 tries = 0;
 	struct uniqd_stats st;

@@ -533,7 +533,7 @@ int main(void)
 	seed = env ? strtoull(env, NULL, 0) : 0x5eedc0de0001ULL;
 	nproc = full ? 8 : 4;
 	nthread = full ? 8 : 4;
-	nkeys = full ? 12000 : 2000;
+	nkeys = full ? 4000 : 2000;
 	nshared = full ? 20000 : 1500;
 	nperproc = full ? 4000 : 400;
 	printf("# seed 0x%llx (UNIQD_SEED overrides), scale %s\n", seed,
