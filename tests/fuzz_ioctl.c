@@ -13,9 +13,8 @@
  * ("foreign") pool.
  *
  * Every call must end in a documented errno of its command (the allowed
- * sets are below, from Documentation/userspace-api.rst and the errors the
- * module's ioctl.c, class.c and pool.c return); anything else is printed and
- * fails. On top of that, calls on the worker's own pool are predicted
+ * sets are below, from the "Errors" section of
+ * Documentation/userspace-api.rst); anything else is printed and fails. On top of that, calls on the worker's own pool are predicted
  * exactly: the worker is the pool's only user, so a model of every
  * successful INTERN (content -> handle), class and counter tells what each
  * call must return and write back, down to STATS. At the end every handle
@@ -58,23 +57,29 @@ static const unsigned int cmd_req[NCMD] = {
 /* The struct copy is read back on errors too (ioctl.c copy_out_on_error). */
 static const int out_on_error[NCMD] = { 0, 0, 0, 0, 0, 1, 1, 0, 0, 1 };
 
-/* Terminated by 0. Every command may also get ENOTTY (wrong number). */
+/*
+ * From Documentation/userspace-api.rst, "Errors": the generic errnos
+ * (ENOTTY, EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM; E2BIG only for commands
+ * that read a struct, EBADFD not for VERSION and ATTACH) and each command's
+ * own. Terminated by 0; ENOTTY is allowed for every request.
+ */
 static const int allowed[NCMD + 1][16] = {
-	/* VERSION */	{ EINVAL, EFAULT, 0 },
-	/* ATTACH */	{ EINVAL, E2BIG, EFAULT, ENAMETOOLONG, EBUSY, EEXIST,
-			  EACCES, ENOENT, ENOSPC, ENOMEM, 0 },
-	/* CLASS */	{ EINVAL, E2BIG, EFAULT, EBADFD, ENAMETOOLONG, ENOENT,
-			  EDQUOT, ENOMEM, 0 },
-	/* INTERN */	{ EINVAL, E2BIG, EFAULT, EBADFD, EMSGSIZE, EBADSLT,
-			  EDQUOT, ENOMEM, 0 },
-	/* LOOKUP */	{ EINVAL, E2BIG, EFAULT, EBADFD, EMSGSIZE, EBADSLT,
-			  ENOENT, ENOMEM, 0 },
-	/* BATCH */	{ EINVAL, E2BIG, EFAULT, EBADFD, EMSGSIZE, EBADSLT,
-			  ENOENT, EDQUOT, ENOMEM, EINTR, 0 },
-	/* RESOLVE */	{ EINVAL, E2BIG, EFAULT, EBADFD, EXDEV, ENOENT, ERANGE, 0 },
-	/* DIGEST */	{ EINVAL, E2BIG, EFAULT, EBADFD, EXDEV, ENOENT, 0 },
-	/* STATS */	{ EINVAL, EFAULT, EBADFD, 0 },
-	/* CLASS_INFO */ { EINVAL, E2BIG, EFAULT, EBADFD, EBADSLT, ERANGE, 0 },
+	/* VERSION */	{ EINVAL, EFAULT, ENOMEM, 0 },
+	/* ATTACH */	{ EINVAL, E2BIG, EFAULT, ENOMEM, ENAMETOOLONG, EBUSY,
+			  EEXIST, EACCES, ENOENT, ENOSPC, 0 },
+	/* CLASS */	{ EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, ENAMETOOLONG,
+			  ENOENT, EDQUOT, 0 },
+	/* INTERN */	{ EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, EMSGSIZE,
+			  EBADSLT, EDQUOT, 0 },
+	/* LOOKUP */	{ EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, EMSGSIZE,
+			  EBADSLT, ENOENT, 0 },
+	/* BATCH */	{ EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, EMSGSIZE,
+			  EBADSLT, ENOENT, EDQUOT, EINTR, 0 },
+	/* RESOLVE */	{ EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, EXDEV, ENOENT,
+			  ERANGE, 0 },
+	/* DIGEST */	{ EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, EXDEV, ENOENT, 0 },
+	/* STATS */	{ EINVAL, EFAULT, EBADFD, ENOMEM, 0 },
+	/* CLASS_INFO */ { EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, EBADSLT, ERANGE, 0 },
 	/* other */	{ 0 },
 };
 
