@@ -510,6 +510,53 @@ static void proc_main(int p)
 	_exit(pi->bad ? 1 : 0);
 }
 
+/* ---- threads racing ATTACH on one file --------------------------------------- */
+
+struct arace {
+	pthread_barrier_t go;
+	int fd, attached, busy, other;
+	__u64 want, wrong, badfd, interned;
+};
+
+static void *arace_attach(void *arg)
+{
+	struct arace *a = arg;
+
+	pthread_barrier_wait(&a->go);
+	if (!ut_attach(a->fd, POOL, UNIQD_ATTACH_EXISTING))
+		__atomic_add_fetch(&a->attached, 1, __ATOMIC_RELAXED);
+	else if (errno == EBUSY)
+		__atomic_add_fetch(&a->busy, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_add_fetch(&a->other, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* INTERN on the file while it gets attached: EBADFD, then the right handle. */
+static void *arace_intern(void *arg)
+{
+	struct arace *a = arg;
+	int i;
+
+	pthread_barrier_wait(&a->go);
+	for (i = 0; i < 100000; i++) {
+		__u64 h = 0;
+
+		if (!ut_intern(a->fd, 1, "attach-race", 11, &h, NULL)) {
+			if (h != a->want)
+				__atomic_add_fetch(&a->wrong, 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&a->interned, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		if (errno != EBADFD) {
+			__atomic_add_fetch(&a->wrong, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		__atomic_add_fetch(&a->badfd, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -685,6 +732,42 @@ int main(void)
 		       (unsigned long long)created,
 		       (unsigned long long)st.entries,
 		       (unsigned long long)st.table_slots, t1 - t0, t2 - t1);
+	}
+
+	th_case("threads racing ATTACH on one file: one wins, the rest EBUSY or EBADFD") {
+		int rounds = full ? 2000 : 200, r, t, won = 0, bad = 0;
+		__u64 badfd = 0, interned = 0;
+		struct arace a;
+		pthread_t tid[4];
+
+		memset(&a, 0, sizeof(a));
+		CHECK(ut_class(fd, class_names[0]) == 1, "class");
+		CHECK_OK(ut_intern(fd, 1, "attach-race", 11, &a.want, NULL));
+		for (r = 0; r < rounds; r++) {
+			a.fd = ut_open();
+			a.attached = a.busy = a.other = 0;
+			pthread_barrier_init(&a.go, NULL, 4);
+			for (t = 0; t < 4; t++)
+				pthread_create(&tid[t], NULL, t < 2 ? arace_attach : arace_intern, &a);
+			for (t = 0; t < 4; t++)
+				pthread_join(tid[t], NULL);
+			pthread_barrier_destroy(&a.go);
+			if (a.attached != 1 || a.busy != 1 || a.other)
+				bad++;
+			won += a.attached;
+			close(a.fd);
+		}
+		badfd = a.badfd;
+		interned = a.interned;
+		CHECK(!bad, "%d rounds without exactly one ATTACH and one EBUSY", bad);
+		CHECK(!a.wrong, "%llu INTERNs gave another handle or errno",
+		      (unsigned long long)a.wrong);
+		CHECK(interned == 2ULL * rounds, "%llu of %d INTERNs got through",
+		      (unsigned long long)interned, 2 * rounds);
+		CHECK_OK(ut_stats(fd, &st));
+		CHECK(st.attached == 1, "attached %u after every racing file closed", st.attached);
+		printf("# attach race: %d rounds, %d attached, %llu INTERNs saw EBADFD before the ATTACH\n",
+		       rounds, won, (unsigned long long)badfd);
 	}
 
 	close(fd);
