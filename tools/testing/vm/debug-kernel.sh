@@ -56,7 +56,7 @@ log() { printf 'debug-kernel [%4ds]: %s\n' $((SECONDS - START)) "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 usage() {
-	sed -n '4,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '4,/^# (test -f/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit "${1:-2}"
 }
 
@@ -70,6 +70,10 @@ esac
 [ $# -le 1 ] || usage 2
 
 [ -r "$FRAGMENT" ] || die "missing config fragment $FRAGMENT"
+# A symbol listed twice makes the result depend on merge order.
+dups=$(grep -oE '^(# )?CONFIG_[A-Za-z0-9_]+' "$FRAGMENT" | sed 's/^# //' |
+	sort | uniq -d | tr '\n' ' ')
+[ -z "$dups" ] || die "symbols listed more than once in $FRAGMENT: $dups"
 
 pkg_installed() {
 	[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null)" = "ii " ]
@@ -108,7 +112,10 @@ source_version() {
 
 gcc_version() {
 	# Full first line: includes Debian's revision, which can change codegen.
-	gcc --version 2>/dev/null | head -n1 || echo none
+	# No pipe into head: a SIGPIPE under pipefail would change the key.
+	local v
+	v=$(gcc --version 2>/dev/null) || v=none
+	echo "${v%%$'\n'*}"
 }
 
 # Everything that changes the produced kernel goes into the key, so a
@@ -204,7 +211,10 @@ verify_config() {
 			;;
 		esac
 	done <"$FRAGMENT"
-	[ "$bad" -eq 0 ] || die "final .config lacks required options (see above)"
+	[ "$bad" -eq 0 ] && return 0
+	# Deterministic: resuming this dir later would fail the same way.
+	touch "$BUILD_DIR/$FAILED_STAMP"
+	die "final .config lacks required options (see above)"
 }
 
 # make with output to build.log; a background ticker shows liveness on
@@ -250,7 +260,7 @@ build_kernel() {
 	# Module.symvers, without which external modules get modpost errors
 	# for every kernel symbol they use. modules_prepare is implied, named
 	# for clarity since external module builds depend on it.
-	run_make "compiling with -j$jobs (cold: ~15-20 min on 2 cores)" \
+	run_make "compiling with -j$jobs (cold: ~6-11 min on 2 cores)" \
 		-C "$BUILD_DIR" -j"$jobs" all modules_prepare || return 1
 
 	local f
