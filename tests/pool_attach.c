@@ -257,11 +257,16 @@ int main(void)
 		close(fd2);
 	}
 
-	th_case("max_pools: ENOSPC, and usable again after a close") {
-		int fds[300];
-		int n = 0, i, last_errno = 0;
+	th_case("max_user_pools: EDQUOT; max_pools: ENOSPC; usable after a close") {
+		long maxp = ut_param("max_pools"), maxu = ut_param("max_user_pools");
+		int *fds = calloc(maxu > 0 ? maxu + 1 : 1, sizeof(int));
+		int n = 0, i, last_errno = 0, total, hold[2], st;
+		struct { int pools, err; } rep = { 0, 0 };
+		uid_t uid;
 
-		for (i = 0; i < 300; i++) {
+		CHECK(maxp > 0 && maxu > 0 && maxu <= maxp, "params %ld %ld", maxp, maxu);
+		/* No other pool is alive now: root gets exactly its share. */
+		for (i = 0; maxu > 0 && i <= maxu; i++) {
 			char name[32];
 
 			snprintf(name, sizeof(name), "many-%d", i);
@@ -272,19 +277,74 @@ int main(void)
 			}
 			n++;
 		}
-		/* The module default is 256 pools; none other is alive now. */
-		CHECK(n == 256, "created %d pools", n);
-		CHECK(last_errno == ENOSPC, "errno %s", strerror(last_errno));
+		CHECK(n == maxu, "root created %d pools, max_user_pools %ld", n, maxu);
+		CHECK(last_errno == EDQUOT, "errno %s", strerror(last_errno));
+
+		/* Other owners fill the rest until the module's limit. */
+		total = n;
+		CHECK_OK(pipe(hold));
+		for (uid = 3000; total < maxp && uid < 3000 + 1024; uid++) {
+			int r[2];
+			pid_t pid;
+
+			if (pipe(r))
+				break;
+			fflush(stdout);
+			pid = fork();
+			if (!pid) {
+				char c, name[48];
+
+				close(r[0]);
+				close(hold[1]);
+				/* Root's pools must die when root closes them. */
+				for (i = 0; i < n; i++)
+					close(fds[i]);
+				rep.pools = 0;
+				if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+				    setresuid(uid, uid, uid))
+					_exit(120);
+				for (;;) {
+					int fd = ut_open();
+
+					snprintf(name, sizeof(name), "many-%u-%d", uid, rep.pools);
+					if (fd < 0 || ut_attach(fd, name, UNIQD_ATTACH_NEW)) {
+						rep.err = errno;
+						break;
+					}
+					rep.pools++;
+				}
+				if (write(r[1], &rep, sizeof(rep)) != sizeof(rep))
+					_exit(121);
+				if (read(hold[0], &c, 1) < 0)
+					_exit(122);
+				_exit(0);
+			}
+			close(r[1]);
+			if (read(r[0], &rep, sizeof(rep)) != sizeof(rep))
+				rep.err = -1;
+			close(r[0]);
+			total += rep.pools;
+			if (rep.err != EDQUOT)
+				break;
+		}
+		CHECK(total == maxp, "%d pools exist, max_pools %ld", total, maxp);
+		CHECK(rep.err == ENOSPC, "the last owner stopped on %s", strerror(rep.err));
+
 		/* Attaching to an existing pool still works. */
 		fd = ut_pool("many-0", UNIQD_ATTACH_EXISTING);
 		CHECK(fd >= 0, "attach existing: %s", strerror(errno));
 		close(fd);
+		CHECK_ERR(ut_pool("many-new", UNIQD_ATTACH_NEW), ENOSPC);
 		close(fds[--n]);
 		fd = ut_pool("many-new", UNIQD_ATTACH_NEW);
-		CHECK(fd >= 0, "attach: %s", strerror(errno));
+		CHECK(fd >= 0, "attach after a close: %s", strerror(errno));
 		close(fd);
 		while (n > 0)
 			close(fds[--n]);
+		close(hold[1]);
+		while (wait(&st) > 0)
+			CHECK(WIFEXITED(st) && !WEXITSTATUS(st), "owner process %#x", st);
+		free(fds);
 	}
 
 	return th_finish();

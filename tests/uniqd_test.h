@@ -190,4 +190,21 @@ static inline int ut_run_as(uid_t uid, gid_t gid, int ngroups,
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* A module parameter of the loaded uniqd, or -1. */
+static inline long ut_param(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/uniqd/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 #endif /* UNIQD_TESTS_UNIQD_TEST_H */

@@ -18,9 +18,14 @@
 #include "pool.h"
 #include "uniqd.h"
 
-unsigned int uniqd_max_pools = 256;
+unsigned int uniqd_max_pools = 1024;
 module_param_named(max_pools, uniqd_max_pools, uint, 0444);
-MODULE_PARM_DESC(max_pools, "Pools that may exist at once (1..65536, default 256)");
+MODULE_PARM_DESC(max_pools, "Pools that may exist at once (1..65536, default 1024)");
+
+unsigned int uniqd_max_user_pools = 128;
+module_param_named(max_user_pools, uniqd_max_user_pools, uint, 0444);
+MODULE_PARM_DESC(max_user_pools,
+		 "Pools one owner uid may have at once (1..max_pools, default 128)");
 
 unsigned long long uniqd_max_pool_bytes = 1ULL << 30;
 module_param_named(max_pool_bytes, uniqd_max_pool_bytes, ullong, 0444);
@@ -92,6 +97,7 @@ static struct miscdevice uniqd_misc = {
 static int __init uniqd_check_params(void)
 {
 	if (uniqd_max_pools < 1 || uniqd_max_pools > UNIQD_MAX_POOLS_LIMIT ||
+	    uniqd_max_user_pools < 1 || uniqd_max_user_pools > uniqd_max_pools ||
 	    uniqd_max_pool_bytes < UNIQD_MIN_BYTES_LIMIT ||
 	    uniqd_max_pool_bytes > UNIQD_MAX_BYTES_LIMIT ||
 	    uniqd_max_pool_entries < 1 ||

@@ -25,7 +25,10 @@
 static DEFINE_MUTEX(uniqd_pools_mutex);
 static DEFINE_HASHTABLE(uniqd_pools, 8);
 static unsigned int uniqd_nr_pools;
-static u32 uniqd_next_pool_id = 1;	/* 0 once the ids ran out */
+static u32 uniqd_next_pool_id = 1;
+static bool uniqd_pool_ids_wrapped;	/* from then on, skip live ids */
+/* Pools each owner has now (kuid -> xa_mk_value(count)), for max_user_pools. */
+static DEFINE_XARRAY(uniqd_user_pools);
 
 static u32 uniqd_name_hash(const u8 *name, u32 len)
 {
@@ -43,6 +46,64 @@ static struct uniqd_pool *uniqd_pool_find(const u8 *name, u32 len)
 			return pool;
 	}
 	return NULL;
+}
+
+static bool uniqd_pool_id_live(u32 id)
+{
+	struct uniqd_pool *pool;
+	int bkt;
+
+	hash_for_each(uniqd_pools, bkt, pool, node)
+		if (pool->id == id)
+			return true;
+	return false;
+}
+
+/*
+ * Pool ids are handed out in order and, like PIDs, wrap after 2^32 - 1,
+ * skipping the ids of live pools: a handle is only valid while its pool
+ * lives, and an id is reused only after four billion pools were created.
+ */
+static u32 uniqd_pool_id_next(void)
+{
+	u32 id;
+
+	lockdep_assert_held(&uniqd_pools_mutex);
+	do {
+		id = uniqd_next_pool_id++;
+		if (!uniqd_next_pool_id) {
+			uniqd_next_pool_id = 1;
+			uniqd_pool_ids_wrapped = true;
+		}
+	} while (!id || (uniqd_pool_ids_wrapped && uniqd_pool_id_live(id)));
+	return id;
+}
+
+static unsigned long uniqd_user_pools_count(kuid_t uid)
+{
+	void *v = xa_load(&uniqd_user_pools, __kuid_val(uid));
+
+	return v ? xa_to_value(v) : 0;
+}
+
+/* Count one more pool for @uid; fails only on -ENOMEM. */
+static int uniqd_user_pools_inc(kuid_t uid)
+{
+	unsigned long n = uniqd_user_pools_count(uid) + 1;
+
+	return xa_err(xa_store(&uniqd_user_pools, __kuid_val(uid),
+			       xa_mk_value(n), GFP_KERNEL));
+}
+
+static void uniqd_user_pools_dec(kuid_t uid)
+{
+	unsigned long n = uniqd_user_pools_count(uid);
+
+	if (n <= 1)
+		xa_erase(&uniqd_user_pools, __kuid_val(uid));
+	else	/* Replacing a present value allocates nothing. */
+		xa_store(&uniqd_user_pools, __kuid_val(uid), xa_mk_value(n - 1),
+			 GFP_NOWAIT);
 }
 
 /* Like a file: owner, then group if shared with it, then everyone. */
@@ -150,9 +211,13 @@ int uniqd_pool_attach(const struct uniqd_attach_req *req,
 		ret = -ENOENT;
 		goto unlock;
 	}
-	/* Out of pools, or out of pool ids for the module's life. */
-	if (uniqd_nr_pools >= uniqd_max_pools || !uniqd_next_pool_id) {
+	if (uniqd_nr_pools >= uniqd_max_pools) {
 		ret = -ENOSPC;
+		goto unlock;
+	}
+	/* One user must not take every pool from the others. */
+	if (uniqd_user_pools_count(current_fsuid()) >= uniqd_max_user_pools) {
+		ret = -EDQUOT;
 		goto unlock;
 	}
 	pool = uniqd_pool_new(req);
@@ -160,7 +225,12 @@ int uniqd_pool_attach(const struct uniqd_attach_req *req,
 		ret = PTR_ERR(pool);
 		goto unlock;
 	}
-	pool->id = uniqd_next_pool_id++;
+	ret = uniqd_user_pools_inc(pool->owner);
+	if (ret) {
+		uniqd_pool_free(pool);
+		goto unlock;
+	}
+	pool->id = uniqd_pool_id_next();
 	hash_add(uniqd_pools, &pool->node,
 		 uniqd_name_hash(pool->name, pool->name_len));
 	uniqd_nr_pools++;
@@ -179,6 +249,7 @@ void uniqd_pool_put(struct uniqd_pool *pool)
 		return;
 	hash_del(&pool->node);
 	uniqd_nr_pools--;
+	uniqd_user_pools_dec(pool->owner);
 	mutex_unlock(&uniqd_pools_mutex);
 	uniqd_pool_free(pool);
 }

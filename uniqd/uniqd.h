@@ -21,6 +21,7 @@ struct uniqd_file {
 
 /* Module parameters (main.c), read-only after load. */
 extern unsigned int uniqd_max_pools;
+extern unsigned int uniqd_max_user_pools;
 extern unsigned long long uniqd_max_pool_bytes;
 extern unsigned long long uniqd_max_pool_entries;
 extern unsigned int uniqd_max_pool_classes;

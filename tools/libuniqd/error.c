@@ -288,6 +288,8 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 			     UNIQD_POOL_NAME_MAX);
 		else if (e == ENOSPC)
 			HINT("the module's limit on pools is reached (module parameter max_pools; see /sys/module/uniqd/parameters/max_pools)");
+		else if (e == EDQUOT)
+			HINT("this user owns max_user_pools pools already; close some (see /sys/module/uniqd/parameters/max_user_pools)");
 		break;
 	case UQ_CALL_CLASS:
 	case UQ_CALL_CLASS_FIND:
