@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <crypto/algapi.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -155,3 +156,6 @@ module_exit(uniqd_exit);
 MODULE_DESCRIPTION("uniqd: a shared interning service for compiler processes");
 MODULE_AUTHOR("The uniqd developers");
 MODULE_LICENSE("GPL");
+/* A request for "blake3" (crypto_alloc_shash, AF_ALG) may load uniqd. */
+MODULE_ALIAS_CRYPTO("blake3");
+MODULE_ALIAS_CRYPTO("blake3-uniqd-generic");
