@@ -55,6 +55,8 @@ for p in $parts; do
 			grep -E 'sha256|blake' | tr -s ' \t' ' ' | sed 's/^/crypto /' |
 			while read -r l; do out "$l"; done
 		kbench run=hash rounds="$rounds" ;;
+	kernel-keyhash)
+		kbench run=keyhash rounds="$rounds" ;;
 	kernel-table)
 		kbench run=table rounds="$rounds" nkeys="$nkeys" ;;
 	pingpong)

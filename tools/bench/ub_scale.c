@@ -11,8 +11,15 @@
  *   intern_new     INTERN of keys new to the pool: every process interns
  *                  the same fresh keys, each in its own order, so they race
  *                  to create them (a fresh set for every run)
+ *   new_disjoint   INTERN of new keys, each process its own: no overlap,
+ *                  but the same class (one table lock)
+ *   new_ownclass   the same, each process in a class of its own (its own
+ *                  table lock; the pool's arena, index and counters shared)
  *   inproc_hit     the in-process interner (BLAKE3) of each process: no
  *                  sharing at all, the machine's own scaling limit
+ *
+ * Runs are short (about 0.15 s of one process) and many, 1 and 2 processes
+ * alternating: on a shared host the best runs are the undisturbed ones.
  *
  *   UBENCH scale name=NAME procs=P round=R ops=N ns=T
  *
@@ -31,9 +38,10 @@
 #define PRESENT		65536U
 #define MAXPROCS	2
 
-enum work { W_HIT, W_BATCH, W_NEW, W_LOCAL, W_COUNT };
+enum work { W_HIT, W_BATCH, W_NEW, W_DISJOINT, W_OWNCLASS, W_LOCAL, W_COUNT };
 static const char *const work_name[W_COUNT] = {
-	"intern_hit", "batch256_hit", "intern_new", "inproc_hit",
+	"intern_hit", "batch256_hit", "intern_new", "new_disjoint",
+	"new_ownclass", "inproc_hit",
 };
 
 static struct ub_keys present;
@@ -42,7 +50,7 @@ static uint32_t new_base = 10000000;	/* fresh keys: never in present */
 
 /* One process's share: @ops operations of @w over @keys in @order. */
 static int work(enum work w, const struct ub_keys *keys, const uint32_t *order,
-		uint32_t nkeys, uint64_t ops)
+		uint32_t nkeys, uint64_t ops, unsigned int me)
 {
 	struct uniqd_key batch[256];
 	uint64_t i, h;
@@ -51,7 +59,7 @@ static int work(enum work w, const struct ub_keys *keys, const uint32_t *order,
 
 	if (w != W_LOCAL) {
 		fd = ub_uniqd_open("ubench-scale");
-		cls = ub_uniqd_class(fd, "ident");
+		cls = ub_uniqd_class(fd, w == W_OWNCLASS && me ? "ident2" : "ident");
 	}
 	for (i = 0; i < ops;) {
 		const uint8_t *k;
@@ -59,6 +67,14 @@ static int work(enum work w, const struct ub_keys *keys, const uint32_t *order,
 		uint32_t j;
 
 		switch (w) {
+		case W_DISJOINT:
+		case W_OWNCLASS:
+			/* Process p takes the keys p, p + 2, ...: its own. */
+			k = ub_key(keys, 2 * order[i % nkeys] + me, &len);
+			if (ub_uniqd_intern(fd, cls, k, len, &h))
+				return -1;
+			i++;
+			break;
 		case W_HIT:
 		case W_NEW:
 			k = ub_key(keys, order[i % nkeys], &len);
@@ -103,11 +119,13 @@ static uint64_t run(enum work w, unsigned int procs, uint64_t ops,
 	unsigned int p;
 	bool ok = true;
 
-	if (w == W_NEW) {
+	if (w == W_NEW || w == W_DISJOINT || w == W_OWNCLASS) {
 		/* Enough fresh keys that every call creates or races. */
-		nkeys = (uint32_t)ops;
-		ub_keys_make(&fresh, nkeys, new_base, new_base);
-		new_base += nkeys;
+		uint32_t nfresh = (uint32_t)ops * (w == W_NEW ? 1 : 2);
+
+		nkeys = (uint32_t)ops;	/* the order: per process */
+		ub_keys_make(&fresh, nfresh, new_base, new_base);
+		new_base += nfresh;
 		keys = &fresh;
 	}
 	for (p = 0; p < procs; p++) {
@@ -130,7 +148,7 @@ static uint64_t run(enum work w, unsigned int procs, uint64_t ops,
 			close(done[0]);
 			if (read(go[0], &c, 1) != 1)
 				_exit(2);
-			ret = work(w, keys, order[p], nkeys, ops);
+			ret = work(w, keys, order[p], nkeys, ops, p);
 			c = ret ? 'f' : 'k';
 			if (write(done[1], &c, 1) != 1)
 				_exit(2);
@@ -162,7 +180,7 @@ static uint64_t run(enum work w, unsigned int procs, uint64_t ops,
 			ok = false;
 		free(order[p]);
 	}
-	if (w == W_NEW) {
+	if (keys == &fresh) {
 		free(fresh.bytes);
 		free(fresh.off);
 		free(fresh.len);
@@ -172,7 +190,7 @@ static uint64_t run(enum work w, unsigned int procs, uint64_t ops,
 
 int main(int argc, char **argv)
 {
-	unsigned int rounds = argc > 1 ? atoi(argv[1]) : 5;
+	unsigned int rounds = argc > 1 ? 3 * atoi(argv[1]) : 15;
 	uint64_t ops[W_COUNT];
 	struct uniqd_key batch[256];
 	unsigned int r, p, w;
@@ -204,7 +222,7 @@ int main(int argc, char **argv)
 		ub_intern_local(local, 1, k, len, &created);
 	}
 
-	/* Size each run for about 0.4 s of one process. */
+	/* Size each run for about 0.15 s of one process. */
 	for (w = 0; w < W_COUNT; w++) {
 		uint64_t n = w == W_BATCH ? 2560 : 1000, t;
 
@@ -216,7 +234,7 @@ int main(int argc, char **argv)
 				break;
 			n *= 2;
 		}
-		ops[w] = (uint64_t)((double)n * 4e8 / t);
+		ops[w] = (uint64_t)((double)n * 1.5e8 / t);
 		ops[w] = (ops[w] + 255) / 256 * 256;
 		ub_out("scale-setup name=%s ops=%llu", work_name[w],
 		       (unsigned long long)ops[w]);

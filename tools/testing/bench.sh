@@ -14,6 +14,8 @@
 #   host          the same userspace figures on the host (no uniqd there):
 #                 how much TCG inflates computing, system calls and IPC
 #   kernel-hash   uniqd_bench.ko: blake3 against sha256 and blake2b-256
+#   kernel-keyhash  uniqd_bench.ko: a table key through the crypto API,
+#                 BLAKE3 called directly, SipHash
 #   kernel-table  uniqd_bench.ko: uniqd's table against rhashtable
 #   micro         ub_micro: null ioctl, INTERN, batches, libuniqd's cache,
 #                 the in-process interner, Redis
@@ -28,7 +30,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
-parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-table micro pingpong scale corpus memory"}
+parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus memory"}
 rounds=${UNIQD_BENCH_ROUNDS:-5}
 nkeys=1000000 mem=3072 timeout=5400 out=$B/bench-results report_only= quick=
 while [ $# -gt 0 ]; do
@@ -52,8 +54,9 @@ report() {
 	local title="uniqd benchmarks, $(date -u +%Y-%m-%d)"
 	local args=(--out "$out" --title "$title")
 	[ -s "$out/host.raw" ] && args+=(--host "$out/host.raw")
+	[ -s "$out/load.raw" ] && args+=(--load "$out/load.raw")
 	python3 "$top/tools/bench/report.py" "${args[@]}" "$out/vm/results.raw" || return 1
-	if command -v gnuplot > /dev/null; then
+	if [ -f "$out/ratios.gp" ] && command -v gnuplot > /dev/null; then
 		gnuplot -e "dir='$out'" "$out/ratios.gp" 2> "$out/gnuplot.log" ||
 			say "gnuplot failed: see $out/gnuplot.log"
 	fi
@@ -95,6 +98,10 @@ say "building (log: $log)"
 	"$top/tools/bench/build-bench-module.sh" "$kdir" "$B/bench-module/6.12" &&
 	make -s -C "$top" bench-progs bench-corpus build/native-bench/bench_blake3_native
 } > "$log" 2>&1 || { tail -n 30 "$log" >&2; say "build failed"; exit 1; }
+
+# The host is shared: its load says how much to trust the figures.
+load() { awk '{ print $1 "/" $2 "/" $3 }' /proc/loadavg; }
+echo "UBENCH host-load when=start load=$(load) date=$(date -u +%Y-%m-%dT%H:%MZ)" > "$out/load.raw"
 
 # ---- the host's own figures (no uniqd: the kernel here has no modules) -----
 if has host; then
@@ -151,4 +158,5 @@ if [ -n "$vmparts" ]; then
 		--timeout "$((timeout + 300))" ||
 		say "the VM reported a problem: see $out/vm/results.txt"
 fi
+echo "UBENCH host-load when=end load=$(load) date=$(date -u +%Y-%m-%dT%H:%MZ)" >> "$out/load.raw"
 report

@@ -20,6 +20,7 @@ extern unsigned int ub_hot;
 
 int ub_hash_run(void);
 int ub_table_run(void);
+int ub_keyhash_run(void);
 
 /* xorshift64*: deterministic keys, the same in every run. */
 static inline u64 ub_rand(u64 *s)

@@ -9,6 +9,8 @@
  *        loaded), "sha256", "blake2b-256" and their generic C drivers.
  * table  uniqd's open-addressing table (uniqd/table.c, compiled in) against
  *        the kernel's rhashtable on the same keys and hashes.
+ * keyhash  what hashing one short key costs: uniqd's crypto API call, the
+ *        same BLAKE3 called directly (uniqd/blake3.c, compiled in), SipHash.
  *
  * Never part of pass/fail: it measures, it does not judge.
  */
@@ -22,7 +24,7 @@
 
 static char *run = "hash,table";
 module_param(run, charp, 0444);
-MODULE_PARM_DESC(run, "comma-separated benchmarks: hash, table");
+MODULE_PARM_DESC(run, "comma-separated benchmarks: hash, keyhash, table");
 
 unsigned int ub_rounds = 3;
 module_param_named(rounds, ub_rounds, uint, 0444);
@@ -67,6 +69,11 @@ static int __init ub_init(void)
 	if (ub_selected("hash")) {
 		err = ub_hash_run();
 		UB_OUT("done hash status=%d", err);
+		ret = ret ?: err;
+	}
+	if (ub_selected("keyhash")) {
+		err = ub_keyhash_run();
+		UB_OUT("done keyhash status=%d", err);
 		ret = ret ?: err;
 	}
 	if (ub_selected("table")) {
