@@ -566,6 +566,7 @@ class Report:
             self.out('Ratios, round by round: median (lowest-highest).')
             self.out()
             self.table(['ratio', 'measured', 'target'], R)
+        self.breakdown(s)
         self.json['micro'] = {k: {'best_ns': v.best(), 'median_ns': v.median()}
                               for k, v in s.items()}
         if hs:
@@ -577,6 +578,39 @@ class Report:
                 self.out('libuniqd\'s cache during the run: %d hits, %d '
                          'misses.' % (h, m))
                 self.out()
+
+    def breakdown(self, s):
+        """Where an INTERN's time goes, from the parts of this run."""
+        kh = {}
+        for kind, kv, rest in self.recs:
+            if kind == 'keyhash' and int(kv['size']) == 16:
+                kh.setdefault(kv['how'], Samples()).add(
+                    op_ns(kv, int(kv['iters'])), kv['round'])
+        f, i, b = (s.get('ioctl_version'), s.get('intern_hit'),
+                   s.get('batch256_hit'))
+        api, sip = kh.get('crypto-api'), kh.get('siphash')
+        if not (f and i and b and api and sip):
+            return
+        F, I, B = f.median(), i.median(), b.median()
+        H, S = api.median(), sip.median()
+        rest = I - F - H
+        self.out('Where an INTERN of a present key goes (medians of this '
+                 'run; the key hash from the kernel-keyhash part, 16 B): '
+                 'null ioctl %s + hashing the key through the crypto API %s '
+                 '+ the rest (copying the key in and the result out, class '
+                 'and table lookups) %s = %s. A key of a 256-key batch: '
+                 '%s, of which %s hashing. With SipHash for table keys '
+                 '(%s a key) an INTERN would be about %s (%s the null '
+                 'ioctl) and a batch key about %s (INTERN / batch key %s): '
+                 'an estimate, not a measurement.'
+                 % (fmt_ns(F), fmt_ns(H), fmt_ns(rest), fmt_ns(I), fmt_ns(B),
+                    fmt_ns(H), fmt_ns(S), fmt_ns(I - H + S),
+                    fmt_ratio((I - H + S) / F), fmt_ns(B - H + S),
+                    fmt_ratio((I - H + S) / (B - H + S))))
+        self.out()
+        self.json['breakdown'] = {'null_ioctl': F, 'intern_hit': I,
+                                  'batch256_key': B, 'hash_api16': H,
+                                  'siphash16': S}
 
     def pingpong(self):
         s, _ = self.ops(self.recs)

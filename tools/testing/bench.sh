@@ -9,6 +9,7 @@
 #
 #   bench.sh [--parts "PART..."] [--rounds N] [--quick] [--mem MB]
 #            [--timeout SECONDS] [--out DIR] [--report-only]
+#            [--wait-quiet SECONDS]
 #
 # Parts (default: all, in this order):
 #   host          the same userspace figures on the host (no uniqd there):
@@ -27,12 +28,15 @@
 # UNIQD_BENCH_PARTS and UNIQD_BENCH_ROUNDS set the defaults. --quick: fewer
 # rounds and smaller sizes, to try the machinery (figures mean less).
 # --report-only: rewrite the report from the last run's raw results.
+# --wait-quiet: before measuring, wait up to SECONDS for the host's 1-minute
+# load average to fall below 1 (other work on the host skews everything).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
 parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus memory"}
 rounds=${UNIQD_BENCH_ROUNDS:-5}
 nkeys=1000000 mem=3072 timeout=5400 out=$B/bench-results report_only= quick=
+wait_quiet=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--parts) parts=$2; shift ;;
@@ -42,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--out) out=$2; shift ;;
 	--report-only) report_only=1 ;;
+	--wait-quiet) wait_quiet=$2; shift ;;
 	*) echo "bench: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -101,6 +106,13 @@ say "building (log: $log)"
 
 # The host is shared: its load says how much to trust the figures.
 load() { awk '{ print $1 "/" $2 "/" $3 }' /proc/loadavg; }
+if [ "$wait_quiet" -gt 0 ]; then
+	end=$(( $(date +%s) + wait_quiet ))
+	while awk '{ exit !($1 >= 1.0) }' /proc/loadavg && [ "$(date +%s)" -lt "$end" ]; do
+		sleep 10
+	done
+	say "host load $(load) at $(date -u +%H:%M)Z"
+fi
 echo "UBENCH host-load when=start load=$(load) date=$(date -u +%Y-%m-%dT%H:%MZ)" > "$out/load.raw"
 
 # ---- the host's own figures (no uniqd: the kernel here has no modules) -----
