@@ -18,8 +18,13 @@
 #include "uniqd.h"
 #include "uniqd_kunit.h"
 
-/* What pool.c reads of uniqd.ko's module parameters: their defaults. */
-unsigned int uniqd_max_pools = 256;
+/*
+ * The module parameters the code under test reads (uniqd.h), with uniqd.ko's
+ * defaults (main.c). A parameter added there must be added here too, or
+ * modpost fails: "uniqd_... [uniqd_kunit.ko] undefined".
+ */
+unsigned int uniqd_max_pools = 1024;
+unsigned int uniqd_max_user_pools = 128;
 unsigned long long uniqd_max_pool_bytes = 1ULL << 30;
 unsigned long long uniqd_max_pool_entries = 1ULL << 24;
 unsigned int uniqd_max_pool_classes = 4096;

@@ -176,7 +176,7 @@ static void pool_attach_share(struct kunit *test)
 					0, 0, &r, &created), -ENOENT);
 }
 
-/* Pool ids are never 0 and never reused while the module is loaded. */
+/* Pool ids are never 0, and a freed pool's id is not handed out next. */
 static void pool_ids(struct kunit *test)
 {
 	struct uniqd_pool *a = uk_pool(test, "ids-a", 0, 0, 0);
@@ -219,6 +219,39 @@ static void pool_max_pools(struct kunit *test)
 	kunit_release_action(test, uk_pool_put, a);
 	kunit_release_action(test, uk_pool_put, a);
 	KUNIT_EXPECT_EQ(test, uk_attach(test, "max-c", 0, 0, 0, 0, &p, &created),
+			0);
+}
+
+static unsigned int uk_saved_max_user_pools;
+
+static void uk_restore_max_user_pools(void *unused)
+{
+	uniqd_max_user_pools = uk_saved_max_user_pools;
+}
+
+/* One owner may hold max_user_pools pools; then EDQUOT, until one goes. */
+static void pool_max_user_pools(struct kunit *test)
+{
+	struct uniqd_pool *a, *p;
+	bool created;
+
+	uk_saved_max_user_pools = uniqd_max_user_pools;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							uk_restore_max_user_pools,
+							NULL), 0);
+	uniqd_max_user_pools = 2;
+	a = uk_pool(test, "user-a", 0, 0, 0);
+	uk_pool(test, "user-b", 0, 0, 0);
+	KUNIT_EXPECT_EQ(test, uk_attach(test, "user-c", 0, 0, 0, 0, &p, &created),
+			-EDQUOT);
+	KUNIT_EXPECT_EQ(test, uk_attach(test, "user-a", 0, 0, 0, 0, &p, &created),
+			0);
+	kunit_release_action(test, uk_pool_put, a);
+	/* Still attached once: the pool, and its place in the quota, stay. */
+	KUNIT_EXPECT_EQ(test, uk_attach(test, "user-c", 0, 0, 0, 0, &p, &created),
+			-EDQUOT);
+	kunit_release_action(test, uk_pool_put, a);
+	KUNIT_EXPECT_EQ(test, uk_attach(test, "user-c", 0, 0, 0, 0, &p, &created),
 			0);
 }
 
@@ -888,6 +921,7 @@ static struct kunit_case uniqd_pool_cases[] = {
 	KUNIT_CASE(pool_attach_share),
 	KUNIT_CASE(pool_ids),
 	KUNIT_CASE(pool_max_pools),
+	KUNIT_CASE(pool_max_user_pools),
 	KUNIT_CASE(class_register_lookup),
 	KUNIT_CASE(class_level1_growth),
 	KUNIT_CASE(class_limit_max_classes),
