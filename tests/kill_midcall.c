@@ -455,7 +455,8 @@ static int pools_available(void)
 		snprintf(name, sizeof(name), "kill-count-%d", n);
 		if (ut_attach(fd, name, UNIQD_ATTACH_NEW)) {
 			close(fd);
-			if (errno != ENOSPC)
+			/* root's share (EDQUOT) or the module's (ENOSPC) */
+			if (errno != ENOSPC && errno != EDQUOT)
 				n = -errno;
 			break;
 		}
