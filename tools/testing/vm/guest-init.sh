@@ -62,6 +62,23 @@ for t in "$dir"/*; do
 	fi
 done
 
+# Leaks are looked for twice: with uniqd still loaded, so that the
+# backtraces of its objects have names, and after rmmod (below).
+leaks=
+kmemleak_scan() {
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan > /sys/kernel/debug/kmemleak
+	found=$(cat /sys/kernel/debug/kmemleak)
+	[ -n "$found" ] || return 0
+	echo "$found"
+	leaks="$leaks$found
+"
+	# Reported once: the next scan shows only new ones.
+	echo clear > /sys/kernel/debug/kmemleak
+}
+[ -e /sys/kernel/debug/kmemleak ] && kmemleak_scan
+
 if rmmod uniqd; then
 	res "ok vm.rmmod"
 else
@@ -78,12 +95,8 @@ fi
 
 # kmemleak reports only objects older than 5 s: scan, wait, scan again.
 if [ -e /sys/kernel/debug/kmemleak ]; then
-	echo scan > /sys/kernel/debug/kmemleak
-	sleep 6
-	echo scan > /sys/kernel/debug/kmemleak
-	leaks=$(cat /sys/kernel/debug/kmemleak)
+	kmemleak_scan
 	if [ -n "$leaks" ]; then
-		echo "$leaks"
 		res "not ok vm.kmemleak: $(echo "$leaks" | grep -c 'unreferenced object') objects"
 	else
 		res "ok vm.kmemleak"
