@@ -307,6 +307,7 @@ static void bystander(int ready_fd)
 
 struct vctx {
 	int fd, kind;
+	int ready_fd;		/* batch loops: say ready right before the first call */
 	__u64 s;
 	__u32 ids[NCLASS];
 };
@@ -346,6 +347,13 @@ static void *batch_loop(void *arg)
 		b.key_size = sizeof(keys[0]);
 		b.flags = splitmix(&v->s) % 8 ? 0 : UNIQD_BATCH_LOOKUP;
 		set_phase(PH_BATCH);
+		if (v->ready_fd >= 0) {
+			char x = 1;
+
+			if (write(v->ready_fd, &x, 1) != 1)
+				_exit(21);
+			v->ready_fd = -1;
+		}
 		while (ioctl(v->fd, UNIQD_IOC_INTERN_BATCH, &b) && errno == EINTR)
 			;
 		set_phase(PH_READY);
@@ -406,6 +414,7 @@ static void victim(int kind, __u64 s, int ready_fd)
 		v[i].kind = kind;
 		v[i].s = s + i;
 		v[i].fd = fd;
+		v[i].ready_fd = -1;
 	}
 	if (kind != V_ATTACH) {
 		set_phase(PH_ATTACH);
@@ -416,8 +425,10 @@ static void victim(int kind, __u64 s, int ready_fd)
 		for (i = 1; i < 4; i++)
 			memcpy(v[i].ids, v[0].ids, sizeof(v[0].ids));
 	}
-	if (write(ready_fd, &x, 1) != 1)
+	/* Attach loops are at work now; batch loops say so at their first call. */
+	if (kind == V_ATTACH && write(ready_fd, &x, 1) != 1)
 		_exit(31);
+	v[0].ready_fd = kind == V_ATTACH ? -1 : ready_fd;
 	switch (kind) {
 	case V_BATCH:
 		batch_loop(&v[0]);
