@@ -6,7 +6,6 @@
  */
 #include <kunit/test.h>
 #include <linux/atomic.h>
-#include <linux/hash.h>
 #include <linux/lockdep.h>
 #include <linux/log2.h>
 #include <linux/rcupdate.h>
@@ -20,6 +19,14 @@
 #include "uniqd_kunit.h"
 
 #define UK_GOLDEN	0x9e3779b97f4a7c15ULL
+
+/* A 64-bit hash of @x (splitmix64's finaliser): spreads over all slots. */
+static u64 uk_hash(u64 x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
 
 static void uk_table_destroy(void *t)
 {
@@ -205,7 +212,7 @@ static void table_probe_wraparound(struct kunit *test)
 
 	for (i = 0; i < ARRAY_SIZE(rec); i++) {
 		/* 20 records aim at the last slot of every size, the rest spread. */
-		u64 h = i < 20 ? ~0ULL - i * BIT_ULL(40) : hash_64(i, 64);
+		u64 h = i < 20 ? ~0ULL - i * BIT_ULL(40) : uk_hash(i);
 
 		snprintf(buf, sizeof(buf), "w%u", i);
 		rec[i] = uk_rec_str(test, i, buf);
@@ -220,7 +227,7 @@ static void table_probe_wraparound(struct kunit *test)
 	}
 	KUNIT_EXPECT_EQ(test, uniqd_table_size(t), 512U);
 	for (i = 0; i < ARRAY_SIZE(rec); i++) {
-		u64 h = i < 20 ? ~0ULL - i * BIT_ULL(40) : hash_64(i, 64);
+		u64 h = i < 20 ? ~0ULL - i * BIT_ULL(40) : uk_hash(i);
 
 		KUNIT_EXPECT_PTR_EQ(test, uk_find_rec(t, h, rec[i]), rec[i]);
 	}
@@ -245,7 +252,7 @@ static void table_growth(struct kunit *test)
 	for (i = 0; i < n; i++) {
 		snprintf(buf, sizeof(buf), "g%u", i);
 		rec[i] = uk_rec_str(test, i, buf);
-		KUNIT_ASSERT_PTR_EQ(test, uk_insert(t, hash_64(i, 64), rec[i]),
+		KUNIT_ASSERT_PTR_EQ(test, uk_insert(t, uk_hash(i), rec[i]),
 				    rec[i]);
 		KUNIT_ASSERT_EQ(test, t->used, i + 1);
 		size = uniqd_table_size(t);
@@ -259,14 +266,14 @@ static void table_growth(struct kunit *test)
 		doublings++;
 		for (j = 0; j <= i; j++)
 			KUNIT_ASSERT_PTR_EQ(test,
-					    uk_find_rec(t, hash_64(j, 64), rec[j]),
+					    uk_find_rec(t, uk_hash(j), rec[j]),
 					    rec[j]);
 	}
 	KUNIT_EXPECT_EQ(test, last, 8192U);
 	KUNIT_EXPECT_EQ(test, doublings, 7U);
 	KUNIT_EXPECT_EQ(test, uk_occupied(t), n);
 	for (i = 0; i < n; i++)
-		KUNIT_EXPECT_PTR_EQ(test, uk_insert(t, hash_64(i, 64),
+		KUNIT_EXPECT_PTR_EQ(test, uk_insert(t, uk_hash(i),
 						    uk_rec(test, n + i, rec[i]->data,
 							   rec[i]->len)),
 				    rec[i]);
@@ -339,11 +346,11 @@ static void table_publish_error_on_growth(struct kunit *test)
 		rec[i] = uk_rec_str(test, i, buf);
 	}
 	for (i = 0; i < 48; i++)
-		KUNIT_ASSERT_PTR_EQ(test, uk_insert(t, hash_64(i, 64), rec[i]),
+		KUNIT_ASSERT_PTR_EQ(test, uk_insert(t, uk_hash(i), rec[i]),
 				    rec[i]);
 	KUNIT_ASSERT_EQ(test, uniqd_table_size(t), 64U);
 
-	p.hash = hash_64(48, 64);
+	p.hash = uk_hash(48);
 	p.ret = -EDQUOT;
 	got = uniqd_table_insert(t, p.hash, rec[48], uk_publish, &p);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(got), -EDQUOT);
@@ -351,7 +358,7 @@ static void table_publish_error_on_growth(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t->used, 48U);
 	KUNIT_EXPECT_EQ(test, uk_occupied(t), 48U);
 	for (i = 0; i < 48; i++)
-		KUNIT_EXPECT_PTR_EQ(test, uk_find_rec(t, hash_64(i, 64), rec[i]),
+		KUNIT_EXPECT_PTR_EQ(test, uk_find_rec(t, uk_hash(i), rec[i]),
 				    rec[i]);
 	KUNIT_EXPECT_NULL(test, uk_find_rec(t, p.hash, rec[48]));
 
