@@ -73,15 +73,26 @@ while read -r name rel img kdir; do
 	args=(--mode "$mode" --module "$out/src/uniqd.ko" --progs "$progs" --tools "$B/static-bin")
 	[ "$rel" != - ] && args+=(--release "$rel")
 	[ -f "$out/src/uniqd/kunit/uniqd_kunit.ko" ] && args+=(--kunit "$out/src/uniqd/kunit/uniqd_kunit.ko")
-	mem=1024 append=
+	# KASAN and lockdep under TCG run the tests 5-10x slower.
+	mem=1024 append= test_timeout=600 vm_timeout=1500
 	if [ "$name" = debug ]; then
 		mem=2048
 		append="panic_on_warn=1 kmemleak=on"
+		test_timeout=1500 vm_timeout=3000
+		# sparse also sees the KUnit module, which only this tree builds.
+		if [ "$mode" = check ]; then
+			if "$top/tools/build-module.sh" "$kdir" "$B/kernels/debug-sparse" C=2 \
+				>"$R/host/sparse-debug.log" 2>&1; then
+				say "ok host:lint.sparse-debug"
+			else
+				say "not ok host:lint.sparse-debug: see $R/host/sparse-debug.log"
+			fi
+		fi
 	fi
-	"$top/tools/testing/vm/mkinitramfs.sh" --out "$out/initrd.gz" "${args[@]}"
+	"$top/tools/testing/vm/mkinitramfs.sh" --out "$out/initrd.gz" --timeout "$test_timeout" "${args[@]}"
 	"$top/tools/testing/vm/run-vm.sh" --name "$name" --kernel "$img" \
 		--initrd "$out/initrd.gz" --out "$R/$name" --mem "$mem" \
-		--append "$append" || true
+		--timeout "$vm_timeout" --append "$append" || true
 done <<< "$list"
 
 # One line per result in every results.txt; the summary closes the run.
