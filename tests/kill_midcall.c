@@ -626,6 +626,8 @@ int main(void)
 			pid_t pid;
 			int ph;
 
+			/* Not the last victim's: one killed at once has set none. */
+			__atomic_store_n(&sh->phase, PH_START, __ATOMIC_RELEASE);
 			fflush(stdout);
 			pid = fork();
 			if (!pid)
