@@ -14,7 +14,7 @@ BIN=/bench-bin
 out() { echo "UBENCH $*" >> "$R"; }
 note() { echo "bench: $*"; }
 
-parts="kernel-hash kernel-table micro pingpong scale corpus memory"
+parts="kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus memory"
 nkeys=1000000
 rounds=5
 quick=
@@ -30,7 +30,7 @@ kbench() {
 	if ! insmod "$D/uniqd_bench.ko" "$@"; then
 		out "error kernel insmod $*"
 	fi
-	dmesg | sed -n 's/^\[[^]]*\] //; s/^UBENCH /UBENCH /p' | grep '^UBENCH ' >> "$R"
+	dmesg | sed -n 's/^\[[^]]*\] \(UBENCH \)/\1/p' >> "$R"
 	rmmod uniqd_bench || out "error kernel rmmod"
 }
 
