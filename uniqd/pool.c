@@ -25,8 +25,13 @@
 static DEFINE_MUTEX(uniqd_pools_mutex);
 static DEFINE_HASHTABLE(uniqd_pools, 8);
 static unsigned int uniqd_nr_pools;
+/*
+ * Live pools by id. Ids are allocated cyclically, like PIDs: in order,
+ * wrapping after 2^32 - 1 and skipping live ones, so a handle's pool id is
+ * reused only after four billion pools were created, never while it lives.
+ */
+static DEFINE_XARRAY_ALLOC1(uniqd_pool_ids);
 static u32 uniqd_next_pool_id = 1;
-static bool uniqd_pool_ids_wrapped;	/* from then on, skip live ids */
 /* Pools each owner has now (kuid -> xa_mk_value(count)), for max_user_pools. */
 static DEFINE_XARRAY(uniqd_user_pools);
 
@@ -46,37 +51,6 @@ static struct uniqd_pool *uniqd_pool_find(const u8 *name, u32 len)
 			return pool;
 	}
 	return NULL;
-}
-
-static bool uniqd_pool_id_live(u32 id)
-{
-	struct uniqd_pool *pool;
-	int bkt;
-
-	hash_for_each(uniqd_pools, bkt, pool, node)
-		if (pool->id == id)
-			return true;
-	return false;
-}
-
-/*
- * Pool ids are handed out in order and, like PIDs, wrap after 2^32 - 1,
- * skipping the ids of live pools: a handle is only valid while its pool
- * lives, and an id is reused only after four billion pools were created.
- */
-static u32 uniqd_pool_id_next(void)
-{
-	u32 id;
-
-	lockdep_assert_held(&uniqd_pools_mutex);
-	do {
-		id = uniqd_next_pool_id++;
-		if (!uniqd_next_pool_id) {
-			uniqd_next_pool_id = 1;
-			uniqd_pool_ids_wrapped = true;
-		}
-	} while (!id || (uniqd_pool_ids_wrapped && uniqd_pool_id_live(id)));
-	return id;
 }
 
 static unsigned long uniqd_user_pools_count(kuid_t uid)
@@ -230,7 +204,15 @@ int uniqd_pool_attach(const struct uniqd_attach_req *req,
 		uniqd_pool_free(pool);
 		goto unlock;
 	}
-	pool->id = uniqd_pool_id_next();
+	ret = xa_alloc_cyclic(&uniqd_pool_ids, &pool->id, pool,
+			      XA_LIMIT(1, U32_MAX), &uniqd_next_pool_id,
+			      GFP_KERNEL);
+	if (ret < 0) {
+		uniqd_user_pools_dec(pool->owner);
+		uniqd_pool_free(pool);
+		goto unlock;
+	}
+	ret = 0;	/* 1 only says the ids wrapped */
 	hash_add(uniqd_pools, &pool->node,
 		 uniqd_name_hash(pool->name, pool->name_len));
 	uniqd_nr_pools++;
@@ -250,6 +232,7 @@ void uniqd_pool_put(struct uniqd_pool *pool)
 	hash_del(&pool->node);
 	uniqd_nr_pools--;
 	uniqd_user_pools_dec(pool->owner);
+	xa_erase(&uniqd_pool_ids, pool->id);
 	mutex_unlock(&uniqd_pools_mutex);
 	uniqd_pool_free(pool);
 }

@@ -16,6 +16,8 @@ export PATH=/bin:/sbin:/usr/bin
 export UNIQD_RESULTS=/dev/ttyS1
 export HOME=/tmp
 export UNIQD_SCALE=$(cat /etc/uniqd-scale 2>/dev/null || echo quick)
+seed=$(cat /etc/uniqd-seed 2>/dev/null)
+[ -n "$seed" ] && export UNIQD_SEED=$seed
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 
 res() { echo "$*" >> "$UNIQD_RESULTS"; }

@@ -45,6 +45,8 @@ echo "$timeout" > "$root/etc/uniqd-test-timeout"
 echo "$params" > "$root/etc/uniqd-module-params"
 # Test sizes: "quick" for make check, "full" (UNIQD_SCALE=full) for long runs.
 echo "${UNIQD_SCALE:-quick}" > "$root/etc/uniqd-scale"
+# A seed for the randomised tests, to replay a run (empty: each picks one).
+echo "${UNIQD_SEED:-}" > "$root/etc/uniqd-seed"
 # A second user for the access-control tests.
 printf 'root:x:0:0:root:/tmp:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' > "$root/etc/passwd"
 printf 'root:x:0:\nuser:x:1000:\nbuild:x:2000:1000\n' > "$root/etc/group"
