@@ -6,8 +6,9 @@
  * finup(); setkey, export/import and the streaming bound. Then keys.c,
  * which derives the table keys and DIGEST from it.
  *
- * blake3_vectors.h is tools/b3sum/gen_vectors.py's output for
- * tests/data/blake3_test_vectors.json, the same as tests/blake3_vectors.h.
+ * blake3_vectors.h is tests/blake3_vectors.h (tools/b3sum/gen_vectors.py's
+ * output for tests/data/blake3_test_vectors.json), which
+ * tools/build-module.sh puts beside this file in the build's copy.
  */
 #include <crypto/hash.h>
 #include <kunit/test.h>
