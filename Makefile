@@ -46,8 +46,6 @@ NATIVE_SRCS := $(wildcard tests/native/*.c)
 NATIVE_BINS := $(patsubst tests/native/%.c,$(B)/native/%,$(NATIVE_SRCS))
 DEMO_SRCS := $(wildcard tools/demo/*.c)
 DEMO_BINS := $(patsubst tools/demo/%.c,$(B)/demo/%,$(DEMO_SRCS))
-BENCH_SRCS := $(wildcard tools/bench/vm_*.c)
-BENCH_BINS := $(patsubst tools/bench/vm_%.c,$(B)/bench/%,$(BENCH_SRCS))
 
 # Userspace objects shared by tests and tools (BLAKE3 is the module's own source).
 USER_OBJS := $(if $(wildcard uniqd/blake3.c),$(B)/obj/blake3.o)
@@ -74,11 +72,7 @@ $(B)/demo/%: tools/demo/%.c include/uapi/linux/uniqd.h $(USER_OBJS) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(STATIC) $< $(TEST_LIBS) $(USER_OBJS) -o $@
 
-$(B)/bench/%: tools/bench/vm_%.c include/uapi/linux/uniqd.h $(USER_OBJS) $(TEST_LIBS)
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) $< $(TEST_LIBS) $(USER_OBJS) -o $@
-
-userspace: $(TOOL_BINS) $(TEST_BINS) $(NATIVE_BINS) $(DEMO_BINS) $(BENCH_BINS)
+userspace: $(TOOL_BINS) $(TEST_BINS) $(NATIVE_BINS) $(DEMO_BINS)
 
 native: $(NATIVE_BINS)
 	tools/testing/native.sh $(B)/native
@@ -97,7 +91,7 @@ check-debug: deps
 	tools/testing/check.sh --kernels debug
 
 bench: deps
-	tools/testing/check.sh --mode bench --kernels "6.12"
+	tools/testing/bench.sh
 
 clean:
 	rm -rf $(B)
