@@ -67,6 +67,13 @@ secs=$(( $(date +%s) - start ))
 	else
 		echo "not ok $name:vm.finished: guest stopped early, qemu status $qrc (see $log)"
 	fi
+	plan=$(tr -d '\r' < "$raw" | sed -n 's/^plan //p' | head -n 1)
+	exits=$(tr -d '\r' < "$raw" | grep -cE '^(ok|not ok) vm\.exit\.')
+	if [ -n "$plan" ] && [ "$exits" -eq "$plan" ]; then
+		echo "ok $name:vm.plan"
+	else
+		echo "not ok $name:vm.plan: ${exits} of ${plan:-?} programs reported their exit"
+	fi
 	splat=$("$here/check-log.sh" "$log")
 	if [ -n "$splat" ]; then
 		echo "not ok $name:vm.log-clean: $splat (see $log)"
