@@ -53,6 +53,11 @@ progs=$B/tests
 
 list=$("$top/tools/testing/kernels.sh" $(case " $kernels " in *" debug "*) echo --debug ;; esac)) ||
 	say "not ok host:kernels: cannot list or build the test kernels"
+# Every kernel asked for must be in the list.
+for k in $kernels; do
+	awk -v k="$k" '$1 == k { found = 1 } END { exit !found }' <<< "$list" ||
+		say "not ok host:kernels.$k: no such test kernel"
+done
 
 # Style and sparse once, against the 6.12 tree.
 if [ "$mode" = check ]; then
@@ -93,6 +98,9 @@ while read -r name rel img kdir; do
 	"$top/tools/testing/vm/run-vm.sh" --name "$name" --kernel "$img" \
 		--initrd "$out/initrd.gz" --out "$R/$name" --mem "$mem" \
 		--timeout "$vm_timeout" --append "$append" || true
+	# A VM run that judged nothing must not pass by saying nothing.
+	[ -s "$R/$name/results.txt" ] ||
+		say "not ok host:vm.$name: the VM run left no results (see $R/$name)"
 done <<< "$list"
 
 # One line per result in every results.txt; the summary closes the run.
