@@ -11,7 +11,8 @@
 #include <linux/printk.h>
 #include <linux/types.h>
 
-#define UB_OUT(fmt, ...) printk(KERN_INFO "UBENCH " fmt "\n", ##__VA_ARGS__)
+/* No pr_fmt in this module: the lines start with "UBENCH " for the parser. */
+#define UB_OUT(fmt, ...) pr_info("UBENCH " fmt "\n", ##__VA_ARGS__)
 
 extern unsigned int ub_rounds;
 extern unsigned int ub_hash_ms;
