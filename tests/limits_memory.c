@@ -39,18 +39,6 @@ static unsigned long long seed;
 
 /* ---- memory ----------------------------------------------------------------- */
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 static long long meminfo(const char *field)
 {
 	char line[256];
@@ -96,14 +84,14 @@ static int setup_memcg(void)
 			return -1;
 		mounted_cg = 1;
 	}
-	if (write_file(CG "/cgroup.subtree_control", "+memory"))
+	if (ut_write_file(CG "/cgroup.subtree_control", "+memory"))
 		return -1;
 	if (mkdir(MYCG, 0755) && errno != EEXIST)
 		return -1;
 	if (access(MYCG "/memory.current", F_OK))
 		return -1;
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	return write_file(MYCG "/cgroup.procs", pid);
+	return ut_write_file(MYCG "/cgroup.procs", pid);
 }
 
 static void leave_memcg(void)
@@ -111,7 +99,7 @@ static void leave_memcg(void)
 	char pid[32];
 
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	write_file(CG "/cgroup.procs", pid);
+	ut_write_file(CG "/cgroup.procs", pid);
 }
 
 static void sleep_ms(int ms)

@@ -8,22 +8,6 @@
 #include "harness.h"
 #include "uniqd_test.h"
 
-#include "blake3.h"	/* the module's BLAKE3, built for userspace */
-
-/* What DIGEST must be: BLAKE3-256(le32(name len) || name || content). */
-static void expected(const char *name, const void *data, size_t len,
-		     __u8 out[UNIQD_DIGEST_SIZE])
-{
-	struct uniqd_blake3_hasher h;
-	__u32 n = strlen(name);
-	__u8 le[4] = { n, n >> 8, n >> 16, n >> 24 };
-
-	uniqd_blake3_init(&h);
-	uniqd_blake3_update(&h, le, 4);
-	uniqd_blake3_update(&h, name, n);
-	uniqd_blake3_update(&h, data, len);
-	uniqd_blake3_final(&h, out, UNIQD_DIGEST_SIZE);
-}
 
 static int digest(int fd, __u64 handle, __u8 out[UNIQD_DIGEST_SIZE])
 {
@@ -97,17 +81,17 @@ int main(void)
 		CHECK(memcmp(d1, d2, sizeof(d1)), "ab|c == a|bc");
 		/* Exactly the documented encoding. */
 		CHECK_OK(digest(fa, ha, d1));
-		expected("t", "same", 4, d2);
+		ut_expected_digest("t", "same", 4, d2);
 		CHECK(!memcmp(d1, d2, sizeof(d1)), "t|same: not the BLAKE3 expected");
 		CHECK_OK(digest(fa, ut_s(fa, 3, "c"), d1));
-		expected("ab", "c", 1, d2);
+		ut_expected_digest("ab", "c", 1, d2);
 		CHECK(!memcmp(d1, d2, sizeof(d1)), "ab|c: not the BLAKE3 expected");
 		{
 			__u64 he = 0;
 
 			CHECK_OK(ut_intern(fa, 4, NULL, 0, &he, NULL));
 			CHECK_OK(digest(fa, he, d1));
-			expected("a", "", 0, d2);
+			ut_expected_digest("a", "", 0, d2);
 			CHECK(!memcmp(d1, d2, sizeof(d1)), "a|empty");
 		}
 		/* Content longer than a BLAKE3 chunk (and the stack buffer). */
@@ -120,7 +104,7 @@ int main(void)
 				big[i] = (char)(i % 251);
 			CHECK_OK(ut_intern(fa, 2, big, sizeof(big), &hbig, NULL));
 			CHECK_OK(digest(fa, hbig, d1));
-			expected("u", big, sizeof(big), d2);
+			ut_expected_digest("u", big, sizeof(big), d2);
 			CHECK(!memcmp(d1, d2, sizeof(d1)), "u|64 KiB");
 		}
 		/* Errors. */

@@ -18,18 +18,6 @@
 #define CG	"/sys/fs/cgroup"
 #define KEY	65536
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 static long long read_ll(const char *path)
 {
 	char buf[64] = "";
@@ -53,7 +41,7 @@ static int setup_cgroup(const char *name)
 	if (access(CG "/cgroup.controllers", F_OK) &&
 	    mount("cgroup2", CG, "cgroup2", 0, NULL))
 		return -1;
-	if (write_file(CG "/cgroup.subtree_control", "+memory"))
+	if (ut_write_file(CG "/cgroup.subtree_control", "+memory"))
 		return -1;
 	snprintf(path, sizeof(path), CG "/%s", name);
 	if (mkdir(path, 0755) && errno != EEXIST)
@@ -67,7 +55,7 @@ static int join_cgroup(const char *name)
 
 	snprintf(path, sizeof(path), CG "/%s/cgroup.procs", name);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	return write_file(path, pid);
+	return ut_write_file(path, pid);
 }
 
 struct report {
@@ -160,8 +148,8 @@ int main(void)
 		CHECK(ut_class(fd, "blob") == 1, "class");
 		snprintf(limit, sizeof(limit), "%lld",
 			 read_ll(CG "/uniqd-limit/memory.current") + (8LL << 20));
-		CHECK_OK(write_file(CG "/uniqd-limit/memory.max", limit));
-		write_file(CG "/uniqd-limit/memory.swap.max", "0");
+		CHECK_OK(ut_write_file(CG "/uniqd-limit/memory.max", limit));
+		ut_write_file(CG "/uniqd-limit/memory.swap.max", "0");
 		memset(r, 0, sizeof(*r));
 		fflush(stdout);
 		pid = fork();

@@ -23,6 +23,8 @@
 
 #include <linux/uniqd.h>
 
+#include "blake3.h"	/* the module's BLAKE3, built for userspace */
+
 #define U64P(p) ((__u64)(uintptr_t)(p))
 
 static inline int ut_open(void)
@@ -205,6 +207,34 @@ static inline long ut_param(const char *name)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+/* Write @s to the file @path (cgroup and sysfs knobs); 0 or -1. */
+static inline int ut_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* What DIGEST must be: BLAKE3-256(le32(name len) || name || content). */
+static inline void ut_expected_digest(const char *name, const void *data,
+				      size_t len, __u8 out[UNIQD_DIGEST_SIZE])
+{
+	struct uniqd_blake3_hasher h;
+	__u32 n = strlen(name);
+	__u8 le[4] = { n, n >> 8, n >> 16, n >> 24 };
+
+	uniqd_blake3_init(&h);
+	uniqd_blake3_update(&h, le, 4);
+	uniqd_blake3_update(&h, name, n);
+	uniqd_blake3_update(&h, data, len);
+	uniqd_blake3_final(&h, out, UNIQD_DIGEST_SIZE);
 }
 
 #endif /* UNIQD_TESTS_UNIQD_TEST_H */

@@ -11,27 +11,12 @@
 #include "harness.h"
 #include "uniqd_test.h"
 
-#include "blake3.h"	/* the module's BLAKE3, built for userspace */
 
 static int sh(const char *cmd)
 {
 	int st = system(cmd);
 
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static void expected_digest(const char *name, const void *data, size_t len,
-			    __u8 out[UNIQD_DIGEST_SIZE])
-{
-	struct uniqd_blake3_hasher h;
-	__u32 n = strlen(name);
-	__u8 le[4] = { n, n >> 8, n >> 16, n >> 24 };
-
-	uniqd_blake3_init(&h);
-	uniqd_blake3_update(&h, le, 4);
-	uniqd_blake3_update(&h, name, n);
-	uniqd_blake3_update(&h, data, len);
-	uniqd_blake3_final(&h, out, UNIQD_DIGEST_SIZE);
 }
 
 int main(void)
@@ -88,7 +73,7 @@ int main(void)
 		memset(&d, 0, sizeof(d));
 		d.handle = h;
 		CHECK_OK(ioctl(fd, UNIQD_IOC_DIGEST, &d));
-		expected_digest("blob", data, big, want);
+		ut_expected_digest("blob", data, big, want);
 		CHECK(!memcmp(d.digest, want, sizeof(want)), "DIGEST of 1 MiB differs");
 		CHECK_ERR(ut_intern(fd, cls, data, big + 1, &h, NULL), EMSGSIZE);
 
