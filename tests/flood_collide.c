@@ -8,8 +8,8 @@
  * without the pool's key) has its low 12 bits zero, found offline and
  * listed below (the test checks every one), and "fnv-flood-N" strings whose
  * FNV-1a 64 has its low 12 bits zero, found at run time. In an unkeyed
- * open-addressing table of up to 4096 slots every one of them lands on the
- * same slot. Each set goes into a class of its own, next to a class of as
+ * table indexed by the hash's low bits (open addressing of up to 4096
+ * slots, or as many buckets) every one of them lands on the same slot. Each set goes into a class of its own, next to a class of as
  * many ordinary keys of the same shape, and the time of LOOKUP (single
  * calls and LOOKUP batches) is compared, several rounds, best of each.
  *
@@ -464,7 +464,7 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The module's table size for @n entries: grown at 3/4, from 64 slots. */
+/* A table of @n entries grown at 3/4 from 64 slots, as the module's. */
 static __u32 table_size(int n)
 {
 	__u32 size = 64;

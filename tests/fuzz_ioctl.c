@@ -452,11 +452,6 @@ static struct {
 	__u32 max_classes, id;
 } m;
 
-static __u64 rec_size(__u64 len)
-{
-	return (16 + len + 7) & ~7ULL;
-}
-
 static __u64 chash(__u32 cls, const void *p, __u32 len)
 {
 	const __u8 *b = p;
@@ -515,7 +510,7 @@ static struct ent *model_add(__u32 cls, const void *p, __u32 len)
 		i = (i + 1) & cmap_mask;
 	cmap[i] = ++nents;
 	mcls[cls].entries++;
-	m.arena += rec_size(len);
+	m.arena += ut_rec_size(len);
 	m.bytes += len;
 	m.misses++;
 	return e;
@@ -654,7 +649,7 @@ static int predict_key(const struct uniqd_key *k, int create, struct ent **ep,
 		m.misses++;
 		return ENOENT;
 	}
-	if (m.arena + rec_size(k->len) > m.max_bytes || nents >= m.max_entries)
+	if (m.arena + ut_rec_size(k->len) > m.max_bytes || nents >= m.max_entries)
 		return EDQUOT;
 	*ep = model_add(k->class_id, (void *)(uintptr_t)k->data, k->len);
 	*created = 1;
@@ -944,13 +939,13 @@ static int predict_main(int ci, struct expect *x)
 		if (c->flags & UNIQD_CLASS_EXISTING)
 			return ENOENT;
 		if (nclasses >= m.max_classes ||
-		    m.arena + rec_size(c->name_len) > m.max_bytes)
+		    m.arena + ut_rec_size(c->name_len) > m.max_bytes)
 			return EDQUOT;
 		nclasses++;
 		memcpy(mcls[nclasses].name, (void *)(uintptr_t)c->name, c->name_len);
 		mcls[nclasses].len = c->name_len;
 		mcls[nclasses].entries = 0;
-		m.arena += rec_size(c->name_len);
+		m.arena += ut_rec_size(c->name_len);
 		x->class_id = nclasses;
 		x->class_new = 1;
 		return 0;
@@ -1638,7 +1633,7 @@ static int setup(int w, int full)
 		nclasses = 1;
 		memcpy(mcls[1].name, (void *)(uintptr_t)c.name, c.name_len);
 		mcls[1].len = c.name_len;
-		m.arena += rec_size(c.name_len);
+		m.arena += ut_rec_size(c.name_len);
 		if (ut_intern(files[0].fd, 1, arena + dict[0].off, dict[0].len, &h, NULL))
 			return -1;
 		e = model_add(1, arena + dict[0].off, dict[0].len);

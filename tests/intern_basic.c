@@ -331,7 +331,7 @@ int main(void)
 		      (unsigned long long)st.bytes);
 		CHECK(st.table_slots >= 4 * 64, "table_slots %llu",
 		      (unsigned long long)st.table_slots);
-		CHECK(st.table_bytes >= (st.table_slots + st.class_slots) * 16,
+		CHECK(st.table_bytes >= (st.table_slots + st.class_slots) * 8,
 		      "table_bytes %llu", (unsigned long long)st.table_bytes);
 		CHECK(st.class_slots == 64, "class_slots %u", st.class_slots);
 		CHECK(st.max_classes == 4096, "max_classes %u", st.max_classes);
@@ -339,8 +339,12 @@ int main(void)
 		CHECK(st.hits > 0 && st.misses > 0, "hits %llu misses %llu",
 		      (unsigned long long)st.hits,
 		      (unsigned long long)st.misses);
-		/* The table of class 2 has grown past 300 entries. */
-		CHECK(st.table_slots >= 64 * 3 + 512, "table_slots %llu",
+		/*
+		 * The table of class 2 has grown past 300 entries: to 512
+		 * buckets, or while rhashtable's worker still moves it there,
+		 * at least 256.
+		 */
+		CHECK(st.table_slots >= 64 * 3 + 256, "table_slots %llu",
 		      (unsigned long long)st.table_slots);
 	}
 

@@ -302,12 +302,14 @@ static void nth_stats_same(struct nth_ctx *c, const char *what)
 {
 	struct uniqd_stats st;
 
+	/*
+	 * Not the table sizes: rhashtable grows a table in its worker, when
+	 * it likes, from what earlier calls inserted.
+	 */
 	CHECK_OK(ut_stats(c->fd, &st));
 	CHECK(st.entries == c->before.entries && st.bytes == c->before.bytes &&
 	      st.arena_bytes == c->before.arena_bytes &&
-	      st.classes == c->before.classes &&
-	      st.class_slots == c->before.class_slots &&
-	      st.table_slots == c->before.table_slots,
+	      st.classes == c->before.classes,
 	      "%s: a failed call changed the pool: entries %llu/%llu arena %llu/%llu classes %u/%u",
 	      what, (unsigned long long)st.entries,
 	      (unsigned long long)c->before.entries,
@@ -587,7 +589,7 @@ static const struct nth_scenario nth_scenarios[] = {
 	  nth_attach_failed, nth_attach_done, 1 },
 	{ "class", 0, 0, 0, nth_class_setup, nth_class_op,
 	  nth_class_failed, nth_class_done, 1 },
-	/* The 49th class grows the name table from 64 to 128 slots. */
+	/* The 49th class takes the name table past 3/4: it is to grow. */
 	{ "class_growth", 48, 0, 0, nth_class_setup, nth_class_op,
 	  nth_class_failed, nth_class_done, 1 },
 	{ "intern", 0, 5, 0, nth_setup_pool, nth_intern_op,
@@ -595,16 +597,19 @@ static const struct nth_scenario nth_scenarios[] = {
 	/* Copied to the heap (kvmalloc) rather than the stack. */
 	{ "intern_big", 0, 9000, 0, nth_setup_pool, nth_intern_op,
 	  nth_intern_failed, nth_intern_done, 1 },
-	/* The 49th entry grows the class's table from 64 to 128 slots. */
+	/*
+	 * The 49th entry takes the class's table past 3/4. rhashtable grows
+	 * it in its worker, so the call itself may allocate nothing.
+	 */
 	{ "intern_growth", 48, 8, 8, nth_setup_pool, nth_intern_op,
-	  nth_intern_failed, nth_intern_done, 1 },
+	  nth_intern_failed, nth_intern_done, 0 },
 	/* 8 records of 8016 bytes fill the first chunk: a new one is needed. */
 	{ "intern_chunk", 8, 2000, 8000, nth_setup_pool, nth_intern_op,
 	  nth_intern_failed, nth_intern_done, 1 },
 	/* A big record that does not fit gets memory of its own (vmalloc). */
 	{ "intern_own_chunk", 8, 20000, 8000, nth_setup_pool, nth_intern_op,
 	  nth_intern_failed, nth_intern_done, 1 },
-	/* The third key grows the table, the fourth is copied to the heap. */
+	/* The third key passes 3/4 load, the fourth is copied to the heap. */
 	{ "batch", 46, 0, 8, nth_batch_setup, nth_batch_op,
 	  nth_batch_failed, nth_batch_done, 1 },
 	{ "lookup_big", 0, 0, 0, nth_existing_setup, nth_lookup_op,

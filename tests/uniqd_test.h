@@ -164,7 +164,7 @@ static inline int ut_stats(int fd, struct uniqd_stats *st)
 /* Arena bytes of one record of @len bytes (see Documentation/userspace-api.rst). */
 static inline __u64 ut_rec_size(__u64 len)
 {
-	return (16 + len + 7) & ~7ULL;
+	return (32 + len + 7) & ~7ULL;
 }
 
 /*

@@ -64,12 +64,15 @@ struct uniqd_publish {
 	void *entry;
 };
 
-/* Runs under a table spinlock: the index is reserved, nothing to allocate. */
-static int uniqd_publish_xa(void *ctx, struct uniqd_rec *rec)
+/*
+ * Runs under a table spinlock. The index was reserved by xa_alloc(), so
+ * replacing the reservation allocates nothing and cannot fail.
+ */
+static void uniqd_publish_xa(void *ctx, struct uniqd_rec *rec)
 {
 	struct uniqd_publish *p = ctx;
 
-	return xa_err(xa_store(p->xa, p->idx, p->entry, GFP_NOWAIT));
+	WARN_ON_ONCE(xa_is_err(xa_store(p->xa, p->idx, p->entry, GFP_NOWAIT)));
 }
 
 struct uniqd_kclass *uniqd_class_find(struct uniqd_pool *pool, u32 id)
@@ -81,15 +84,9 @@ struct uniqd_kclass *uniqd_class_find(struct uniqd_pool *pool, u32 id)
 static u32 uniqd_class_lookup(struct uniqd_pool *pool, u64 hash,
 			      const u8 *name, u32 len)
 {
-	struct uniqd_rec *rec;
-	u32 id = 0;
+	struct uniqd_rec *rec = uniqd_table_find(&pool->names, hash, name, len);
 
-	rcu_read_lock();
-	rec = uniqd_table_find(&pool->names, hash, name, len);
-	if (rec)
-		id = rec->idx;
-	rcu_read_unlock();
-	return id;
+	return rec ? rec->idx : 0;
 }
 
 /*
@@ -208,12 +205,7 @@ void uniqd_classes_free(struct uniqd_pool *pool)
 static struct uniqd_rec *uniqd_entry_find(struct uniqd_kclass *cls, u64 hash,
 					  const void *buf, u32 len)
 {
-	struct uniqd_rec *rec;
-
-	rcu_read_lock();
-	rec = uniqd_table_find(&cls->table, hash, buf, len);
-	rcu_read_unlock();
-	return rec;
+	return uniqd_table_find(&cls->table, hash, buf, len);
 }
 
 /*
@@ -259,7 +251,7 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 	pub.entry = rec;
 	got = uniqd_table_insert(&cls->table, hash, rec, uniqd_publish_xa, &pub);
 	if (got != rec) {
-		/* An error, or another inserter won: idx was never visible. */
+		/* An error, or another inserter won: neither was ever visible. */
 		xa_erase(&pool->entries, idx);
 		uniqd_rec_waste(pool, rec, size);
 		return got;

@@ -11,7 +11,6 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
-#include <linux/rcupdate.h>
 #include <linux/slab.h>
 
 #include "blake3_shash.h"
@@ -91,9 +90,9 @@ static struct miscdevice uniqd_misc = {
 };
 
 /*
- * The bounds keep every table array at most UNIQD_TABLE_MAX_SLOTS slots
- * (a 3/4-full table of 2^25 entries has 2^26 slots) and every index in the
- * 32 bits a handle has for it.
+ * The bounds keep every table far below rhashtable's 2^31 records (a table
+ * of 2^25 entries has 2^26 buckets, 512 MiB) and every index in the 32 bits
+ * a handle has for it.
  */
 static int __init uniqd_check_params(void)
 {
@@ -144,8 +143,6 @@ unregister:
 static void __exit uniqd_exit(void)
 {
 	misc_deregister(&uniqd_misc);
-	/* Old table arrays are freed by RCU callbacks in this module. */
-	rcu_barrier();
 	/* Last: no pool, hence no tfm, is left. */
 	uniqd_blake3_shash_unregister();
 }

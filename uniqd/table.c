@@ -1,200 +1,190 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uniqd: one open-addressing hash table, used for class names (level 1) and
- * for each class's contents (level 2).
+ * uniqd: one hash table, used for class names (level 1) and for each class's
+ * contents (level 2), on the kernel's rhashtable.
  *
- * Slots are { hash, rec }, linear probing, a power of two of them, grown to
- * twice the size when an insert would take the load above 3/4, never
- * deleted. A slot is written once: its hash first, then its record pointer
- * with release semantics; a reader loads the pointer with acquire semantics
- * first (NULL ends the probe), then compares the hash, the length and the
- * bytes. Readers only hold rcu_read_lock(). Writers hold t->lock, a
- * spinlock; growing allocates the new array with the lock dropped, rehashes
- * under the lock, publishes it with rcu_assign_pointer() and frees the old
- * one after a grace period.
+ * Keys are variable length: the record's 64-bit keyed hash, its length and
+ * its bytes. rhashtable's 32-bit bucket hash folds the 64-bit one with the
+ * table's seed, so that a rehash with a new seed spreads a long chain.
+ * rhashtable grows the table past 3/4 load in its worker and frees old
+ * bucket arrays after a grace period; readers only hold rcu_read_lock().
+ *
+ * What rhashtable does not give is "publish before visible": a record's
+ * index must resolve (its slot in an xarray filled) before any lookup can
+ * hand the record out, and an insert that fails must leave nothing behind.
+ * So writers of a table are serialised by t->lock, and under it insert the
+ * record (rhashtable_lookup_get_insert_key()), publish it, then set
+ * UNIQD_REC_PUBLISHED with release. A lookup that finds a record without
+ * the flag has raced with that short section: it takes t->lock once, after
+ * which the record is published. Records are never removed.
  */
-#include <linux/mm.h>
-#include <linux/slab.h>
+#include <linux/delay.h>
+#include <linux/err.h>
+#include <linux/hash.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/string.h>
 
 #include "table.h"
 
-static struct uniqd_slots *uniqd_slots_alloc(u32 n)
-{
-	struct uniqd_slots *s;
+/* What a lookup is given: the hash and the bytes, not a record. */
+struct uniqd_table_key {
+	u64 hash;
+	const void *data;
+	u32 len;
+};
 
-	s = kmalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
-	if (!s)
-		return NULL;
-	s->slot = kvcalloc(n, sizeof(*s->slot), GFP_KERNEL_ACCOUNT);
-	if (!s->slot) {
-		kfree(s);
-		return NULL;
-	}
-	s->mask = n - 1;
-	return s;
+/*
+ * A failed insert (rhashtable could not allocate atomically, or its table is
+ * over full while its worker grows it) is tried again this many times,
+ * sleeping in between so that the worker can allocate in process context.
+ */
+#define UNIQD_TABLE_INSERT_TRIES	50
+
+static u32 uniqd_table_fold(u64 hash, u32 seed)
+{
+	return hash_64(hash ^ seed, 32);
 }
 
-static void uniqd_slots_free(struct uniqd_slots *s)
+static u32 uniqd_table_hashfn(const void *data, u32 len, u32 seed)
 {
-	kvfree(s->slot);
-	kfree(s);
+	const struct uniqd_table_key *k = data;
+
+	return uniqd_table_fold(k->hash, seed);
 }
 
-static void uniqd_slots_free_rcu(struct rcu_head *head)
+static u32 uniqd_table_obj_hashfn(const void *data, u32 len, u32 seed)
 {
-	uniqd_slots_free(container_of(head, struct uniqd_slots, rcu));
+	const struct uniqd_rec *rec = data;
+
+	return uniqd_table_fold(rec->hash, seed);
 }
+
+/* 0 when @obj holds the key. */
+static int uniqd_table_cmpfn(struct rhashtable_compare_arg *arg,
+			     const void *obj)
+{
+	const struct uniqd_table_key *k = arg->key;
+	const struct uniqd_rec *rec = obj;
+
+	return rec->hash != k->hash || rec->len != k->len ||
+	       memcmp(rec->data, k->data, k->len);
+}
+
+static const struct rhashtable_params uniqd_table_params = {
+	.head_offset = offsetof(struct uniqd_rec, node),
+	.hashfn = uniqd_table_hashfn,
+	.obj_hashfn = uniqd_table_obj_hashfn,
+	.obj_cmpfn = uniqd_table_cmpfn,
+	.min_size = UNIQD_TABLE_MIN_SLOTS,
+};
 
 int uniqd_table_init(struct uniqd_table *t)
 {
-	struct uniqd_slots *s;
-
 	spin_lock_init(&t->lock);
-	t->used = 0;
-	s = uniqd_slots_alloc(UNIQD_TABLE_MIN_SLOTS);
-	if (!s)
-		return -ENOMEM;
-	RCU_INIT_POINTER(t->slots, s);
-	return 0;
-}
-
-/* Only when no reader and no writer can remain. */
-void uniqd_table_destroy(struct uniqd_table *t)
-{
-	struct uniqd_slots *s = rcu_dereference_protected(t->slots, true);
-
-	if (s)
-		uniqd_slots_free(s);
-	RCU_INIT_POINTER(t->slots, NULL);
-}
-
-static struct uniqd_rec *uniqd_probe(const struct uniqd_slots *s, u64 hash,
-				     const void *key, u32 len)
-{
-	u32 i = (u32)hash & s->mask;
-
-	/* Never more than 3/4 full: an empty slot always ends the probe. */
-	for (;;) {
-		const struct uniqd_slot *slot = &s->slot[i];
-		/* Pairs with uniqd_slot_set(): the hash and record are written. */
-		struct uniqd_rec *rec = smp_load_acquire(&slot->rec);
-
-		if (!rec)
-			return NULL;
-		if (READ_ONCE(slot->hash) == hash && rec->len == len &&
-		    !memcmp(rec->data, key, len))
-			return rec;
-		i = (i + 1) & s->mask;
-	}
-}
-
-/* Caller holds rcu_read_lock(); the record lives as long as the pool. */
-struct uniqd_rec *uniqd_table_find(struct uniqd_table *t, u64 hash,
-				   const void *key, u32 len)
-{
-	return uniqd_probe(rcu_dereference(t->slots), hash, key, len);
-}
-
-static void uniqd_slot_set(struct uniqd_slots *s, u64 hash,
-			   struct uniqd_rec *rec)
-{
-	u32 i = (u32)hash & s->mask;
-
-	while (s->slot[i].rec)
-		i = (i + 1) & s->mask;
-	WRITE_ONCE(s->slot[i].hash, hash);
-	/* Publish: pairs with the acquire in uniqd_probe(). */
-	smp_store_release(&s->slot[i].rec, rec);
-}
-
-/* Under t->lock: move every slot of @old into the empty @new. */
-static void uniqd_rehash(struct uniqd_slots *old, struct uniqd_slots *new)
-{
-	u32 i;
-
-	for (i = 0; i <= old->mask; i++) {
-		struct uniqd_slot *slot = &old->slot[i];
-
-		if (slot->rec)
-			uniqd_slot_set(new, slot->hash, slot->rec);
-	}
+	return rhashtable_init(&t->ht, &uniqd_table_params);
 }
 
 /*
- * Insert @rec (complete, with its hash @hash) unless an equal record is
- * there. Returns the record that is in the table now: @rec if it was
- * inserted, the equal one found otherwise, or an ERR_PTR (-ENOMEM, or what
- * @publish returned). @publish, when not NULL, runs under t->lock right
- * before @rec becomes visible in the table; it must not sleep.
+ * Only when no reader and no writer can remain. A table that was zeroed but
+ * never initialised is left alone, so that teardown paths need not know.
+ */
+void uniqd_table_destroy(struct uniqd_table *t)
+{
+	if (rcu_access_pointer(t->ht.tbl))
+		rhashtable_destroy(&t->ht);
+	RCU_INIT_POINTER(t->ht.tbl, NULL);
+}
+
+/* The published record holding the key, or NULL. Takes RCU itself. */
+struct uniqd_rec *uniqd_table_find(struct uniqd_table *t, u64 hash,
+				   const void *key, u32 len)
+{
+	struct uniqd_table_key k = { .hash = hash, .data = key, .len = len };
+	struct uniqd_rec *rec;
+
+	rec = rhashtable_lookup_fast(&t->ht, &k, uniqd_table_params);
+	/* Pairs with the release in uniqd_table_insert(). */
+	if (!rec || (smp_load_acquire(&rec->flags) & UNIQD_REC_PUBLISHED))
+		return rec;
+	/*
+	 * Its inserter holds t->lock from the insert until it has published
+	 * it: once we have had the lock, it is published.
+	 */
+	spin_lock(&t->lock);
+	spin_unlock(&t->lock);
+	return rec;
+}
+
+/*
+ * Insert @rec (complete: idx, class_id, len, data; its hash is @hash)
+ * unless an equal record is there. Returns the record that is in the table
+ * now: @rec if it was inserted, the equal one found otherwise, or
+ * ERR_PTR(-ENOMEM). @publish, when not NULL, runs under t->lock after the
+ * insert and before any lookup can return @rec. A record that is not
+ * inserted is untouched by the table and may be reused at once.
  */
 struct uniqd_rec *uniqd_table_insert(struct uniqd_table *t, u64 hash,
 				     struct uniqd_rec *rec,
 				     uniqd_publish_fn publish, void *ctx)
 {
-	struct uniqd_slots *s, *ns = NULL;
-	struct uniqd_rec *ret;
-	int err;
+	struct uniqd_table_key k = {
+		.hash = hash, .data = rec->data, .len = rec->len
+	};
+	struct uniqd_rec *got;
+	unsigned int tries = 0;
 
-	spin_lock(&t->lock);
+	rec->hash = hash;
+	rec->flags = 0;
 	for (;;) {
-		u32 size;
-
-		s = rcu_dereference_protected(t->slots,
-					      lockdep_is_held(&t->lock));
-		ret = uniqd_probe(s, hash, rec->data, rec->len);
-		if (ret)
-			goto unlock;
-		size = s->mask + 1;
-		if ((u64)(t->used + 1) * 4 <= (u64)size * 3)
-			break;
-
-		/* Grow: with an array of the right size at hand, rehash. */
-		if (ns && ns->mask == 2 * size - 1) {
-			uniqd_rehash(s, ns);
-			rcu_assign_pointer(t->slots, ns);
-			call_rcu(&s->rcu, uniqd_slots_free_rcu);
-			ns = NULL;
-			continue;
-		}
-		if (size >= UNIQD_TABLE_MAX_SLOTS) {
-			ret = ERR_PTR(-ENOMEM);
-			goto unlock;
-		}
-		/* Allocating may sleep: drop the lock, then look again. */
-		spin_unlock(&t->lock);
-		if (ns)
-			uniqd_slots_free(ns);
-		ns = uniqd_slots_alloc(2 * size);
-		if (!ns)
-			return ERR_PTR(-ENOMEM);
 		spin_lock(&t->lock);
-	}
-
-	if (publish) {
-		err = publish(ctx, rec);
-		if (err) {
-			ret = ERR_PTR(err);
-			goto unlock;
+		got = rhashtable_lookup_get_insert_key(&t->ht, &k, &rec->node,
+						       uniqd_table_params);
+		if (!got) {
+			if (publish)
+				publish(ctx, rec);
+			/* Pairs with the acquire in uniqd_table_find(). */
+			smp_store_release(&rec->flags, UNIQD_REC_PUBLISHED);
+			spin_unlock(&t->lock);
+			return rec;
 		}
+		spin_unlock(&t->lock);
+		/* Its inserter published it before it let go of t->lock. */
+		if (!IS_ERR(got))
+			return got;
+		/* -ENOMEM, -EBUSY; -E2BIG (2^31 records) is out of reach. */
+		if (++tries >= UNIQD_TABLE_INSERT_TRIES ||
+		    fatal_signal_pending(current))
+			return ERR_PTR(-ENOMEM);
+		if (tries == 1)
+			cond_resched();
+		else
+			usleep_range(1000, 2000);
 	}
-	uniqd_slot_set(s, hash, rec);
-	t->used++;
-	ret = rec;
-unlock:
-	spin_unlock(&t->lock);
-	if (ns)
-		uniqd_slots_free(ns);
-	return ret;
 }
 
-/* The number of slots now. */
+/* The number of records. */
+u32 uniqd_table_count(struct uniqd_table *t)
+{
+	return atomic_read(&t->ht.nelems);
+}
+
+/* The buckets of the current array. */
 u32 uniqd_table_size(struct uniqd_table *t)
 {
+	const struct bucket_table *tbl;
 	u32 size;
 
 	rcu_read_lock();
-	size = rcu_dereference(t->slots)->mask + 1;
+	tbl = rcu_dereference(t->ht.tbl);
+	size = tbl->size;
 	rcu_read_unlock();
 	return size;
+}
+
+/* Memory of a bucket array of @slots buckets, header included. */
+u64 uniqd_table_bytes(u32 slots)
+{
+	return (u64)slots * sizeof(struct rhash_lock_head *) +
+	       sizeof(struct bucket_table);
 }

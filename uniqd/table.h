@@ -1,61 +1,58 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * uniqd: the open-addressing hash table used for both levels (class names
- * per pool, contents per class). Readers only take rcu_read_lock(); writers
- * take the table's spinlock. Entries are never deleted.
+ * uniqd: the hash table used for both levels (class names per pool,
+ * contents per class): the kernel's rhashtable, keyed by the record's 64-bit
+ * keyed-BLAKE3 hash and its bytes, with one addition: a record becomes
+ * visible to lookups only once it is published (see table.c). Readers only
+ * take rcu_read_lock(); writers take the table's spinlock. Records are never
+ * removed.
  */
 #ifndef UNIQD_TABLE_H
 #define UNIQD_TABLE_H
 
 #include <linux/align.h>
-#include <linux/bits.h>
-#include <linux/rcupdate.h>
+#include <linux/rhashtable.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
 /*
- * A record: written completely before it is published, never changed after.
- * In a class's table, idx is the entry's index in the pool's entries xarray
- * and class_id its class; in the pool's class-name table, idx is the class
- * id and class_id is 0.
+ * A record. Its content (hash, idx, class_id, len, data) is written
+ * completely before it is inserted and never changed after; node is
+ * rhashtable's link and flags only ever gains UNIQD_REC_PUBLISHED. In a
+ * class's table, idx is the entry's index in the pool's entries xarray and
+ * class_id its class; in the pool's class-name table, idx is the class id
+ * and class_id is 0.
  */
 struct uniqd_rec {
+	struct rhash_head node;
+	u64 hash;		/* table key: the first 64 bits of keyed BLAKE3 */
 	u32 idx;
 	u32 class_id;
 	u32 len;
-	u32 flags;		/* zero */
+	u32 flags;		/* UNIQD_REC_*; 0 when inserted */
 	u8 data[] __aligned(8);
 };
+
+/* Set with release once the record's index resolves: lookups may return it. */
+#define UNIQD_REC_PUBLISHED	BIT(0)
 
 /* Arena bytes of a record holding @len bytes. */
 #define UNIQD_REC_SIZE(len)	ALIGN(sizeof(struct uniqd_rec) + (size_t)(len), 8)
 
-struct uniqd_slot {
-	u64 hash;
-	struct uniqd_rec *rec;	/* NULL: empty; set once with release */
+struct uniqd_table {
+	spinlock_t lock;	/* writers: insert and publish */
+	struct rhashtable ht;
 };
+
+/* Buckets of a new table; rhashtable doubles them past 3/4 load. */
+#define UNIQD_TABLE_MIN_SLOTS	64U
 
 /*
- * One generation of the slot array. The header is a separate small object
- * so that the array itself is an exact power of two in bytes.
+ * Makes an inserted record's index resolve. Runs under the table's spinlock
+ * right before the record can be returned by a lookup; must not sleep and
+ * cannot fail (it fills a slot reserved beforehand).
  */
-struct uniqd_slots {
-	u32 mask;		/* slots - 1; slots is a power of two */
-	struct rcu_head rcu;
-	struct uniqd_slot *slot;
-};
-
-struct uniqd_table {
-	spinlock_t lock;	/* writers */
-	u32 used;		/* occupied slots, under lock */
-	struct uniqd_slots __rcu *slots;
-};
-
-#define UNIQD_TABLE_MIN_SLOTS	64U
-/* The largest slot array: 2^26 slots of 16 bytes (1 GiB). */
-#define UNIQD_TABLE_MAX_SLOTS	BIT(26)
-
-typedef int (*uniqd_publish_fn)(void *ctx, struct uniqd_rec *rec);
+typedef void (*uniqd_publish_fn)(void *ctx, struct uniqd_rec *rec);
 
 int uniqd_table_init(struct uniqd_table *t);
 void uniqd_table_destroy(struct uniqd_table *t);
@@ -64,13 +61,8 @@ struct uniqd_rec *uniqd_table_find(struct uniqd_table *t, u64 hash,
 struct uniqd_rec *uniqd_table_insert(struct uniqd_table *t, u64 hash,
 				     struct uniqd_rec *rec,
 				     uniqd_publish_fn publish, void *ctx);
+u32 uniqd_table_count(struct uniqd_table *t);
 u32 uniqd_table_size(struct uniqd_table *t);
-
-/* Memory of a table of @slots slots, header included. */
-static inline u64 uniqd_table_bytes(u32 slots)
-{
-	return (u64)slots * sizeof(struct uniqd_slot) +
-	       sizeof(struct uniqd_slots);
-}
+u64 uniqd_table_bytes(u32 slots);
 
 #endif /* UNIQD_TABLE_H */

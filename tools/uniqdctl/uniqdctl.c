@@ -489,7 +489,7 @@ static int cmd_stats(int argc, char **argv)
 		printf("bytes        %" PRIu64 " content, %" PRIu64 " arena of %" PRIu64 "\n",
 		       s.bytes, s.arena_bytes, s.max_bytes);
 		printf("classes      %u of %u\n", s.classes, s.max_classes);
-		printf("tables       %" PRIu64 " bytes, %" PRIu64 " entry slots, %u class slots\n",
+		printf("tables       %" PRIu64 " bytes, %" PRIu64 " entry buckets, %u class buckets\n",
 		       s.table_bytes, s.table_slots, s.class_slots);
 		printf("lookups      %" PRIu64 " hits, %" PRIu64 " misses\n", s.hits, s.misses);
 		printf("attached     %u (this command included)\n", s.attached);

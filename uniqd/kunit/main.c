@@ -12,7 +12,6 @@
 #include <linux/err.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
-#include <linux/rcupdate.h>
 #include <linux/sched/task.h>
 
 #include "uniqd.h"
@@ -35,14 +34,30 @@ struct uk_thread {
 	int (*fn)(unsigned int i, void *data);
 	void *data;
 	unsigned int i;
+	int ret;
+	struct completion done;
 };
 
+/*
+ * kthread_stop() on a kthread that has not yet run never runs its function
+ * (-EINTR), so each thread reports through th->done and then waits to be
+ * stopped.
+ */
 static int uk_thread_main(void *arg)
 {
 	struct uk_thread *th = arg;
 
 	wait_for_completion(th->go);
-	return th->fn(th->i, th->data);
+	th->ret = th->fn(th->i, th->data);
+	complete(&th->done);
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
 }
 
 int uk_run_threads(unsigned int n, int (*fn)(unsigned int i, void *data),
@@ -57,7 +72,9 @@ int uk_run_threads(unsigned int n, int (*fn)(unsigned int i, void *data),
 	if (WARN_ON(n > UK_MAX_THREADS))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
-		th[i] = (struct uk_thread){ &go, fn, data, i };
+		th[i] = (struct uk_thread){ .go = &go, .fn = fn, .data = data,
+					    .i = i };
+		init_completion(&th[i].done);
 		task[i] = kthread_create(uk_thread_main, &th[i], "uniqd-kunit/%u",
 					 i);
 		if (IS_ERR(task[i])) {
@@ -72,18 +89,19 @@ int uk_run_threads(unsigned int n, int (*fn)(unsigned int i, void *data),
 	/* Released together (if one could not be created, the rest still run). */
 	complete_all(&go);
 	for (i = 0; i < started; i++) {
-		r = kthread_stop(task[i]);
+		wait_for_completion(&th[i].done);
+		kthread_stop(task[i]);
 		put_task_struct(task[i]);
+		r = th[i].ret;
 		if (r && !ret)
 			ret = r;
 	}
 	return ret;
 }
 
-/* Old table arrays are freed by RCU callbacks in this module's text. */
+/* Without an exit function the module could not be unloaded. */
 static void __exit uniqd_kunit_exit(void)
 {
-	rcu_barrier();
 }
 module_exit(uniqd_kunit_exit);
 

@@ -296,7 +296,7 @@ static void class_register_lookup(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.entries, 0ULL);
 }
 
-/* 600 classes: the name table grows 64 -> 1024 slots, every id still found. */
+/* 600 classes: the name table grows 64 -> 1024 buckets, every id still found. */
 static void class_level1_growth(struct kunit *test)
 {
 	const u32 n = 600;
@@ -312,6 +312,7 @@ static void class_level1_growth(struct kunit *test)
 						   &created), 0);
 		KUNIT_ASSERT_EQ(test, id, i);
 	}
+	uk_table_settle(&pool->names);
 	KUNIT_EXPECT_EQ(test, uniqd_table_size(&pool->names), 1024U);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).class_slots, 1024U);
 	for (i = 1; i <= n; i++) {
@@ -360,8 +361,8 @@ static void class_limit_max_classes(struct kunit *test)
 }
 
 /*
- * Class names take arena bytes too: 200-byte names take 216 each, 18 of
- * them 3888 of 4096 bytes; the 19th is refused, a 1-byte name (24) fits.
+ * Class names take arena bytes too: 200-byte names take 232 each, 17 of
+ * them 3944 of 4096 bytes; the 18th is refused, a 1-byte name (40) fits.
  */
 static void class_limit_max_bytes(struct kunit *test)
 {
@@ -371,8 +372,8 @@ static void class_limit_max_bytes(struct kunit *test)
 	u32 i, id;
 	bool created;
 
-	KUNIT_ASSERT_EQ(test, UNIQD_REC_SIZE(sizeof(name)), 216UL);
-	for (i = 0; i < 18; i++) {
+	KUNIT_ASSERT_EQ(test, UNIQD_REC_SIZE(sizeof(name)), 232UL);
+	for (i = 0; i < 17; i++) {
 		memset(name, 'a' + i, sizeof(name));
 		KUNIT_ASSERT_EQ(test, uniqd_class_get(pool, name, sizeof(name),
 						      true, &id, &created), 0);
@@ -380,11 +381,11 @@ static void class_limit_max_bytes(struct kunit *test)
 	memset(name, 'A', sizeof(name));
 	KUNIT_EXPECT_EQ(test, uniqd_class_get(pool, name, sizeof(name), true, &id,
 					      &created), -EDQUOT);
-	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 18ULL * 216);
-	KUNIT_EXPECT_EQ(test, uk_stats(pool).classes, 18U);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 17ULL * 232);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).classes, 17U);
 	KUNIT_EXPECT_EQ(test, uk_class_get(pool, "z", true, &id, &created), 0);
-	KUNIT_EXPECT_EQ(test, id, 19U);
-	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 18ULL * 216 + 24);
+	KUNIT_EXPECT_EQ(test, id, 18U);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 17ULL * 232 + 40);
 	/* Registered names are still found when nothing more fits. */
 	memset(name, 'a', sizeof(name));
 	KUNIT_EXPECT_EQ(test, uniqd_class_get(pool, name, sizeof(name), true, &id,
@@ -544,7 +545,7 @@ static void intern_bad_pointer(struct kunit *test)
 }
 
 /*
- * 2000 entries in one class: its table grows 64 -> 4096 slots; handles are
+ * 2000 entries in one class: its table grows 64 -> 4096 buckets; handles are
  * dense and every one still resolves and is found again.
  */
 static void intern_level2_growth(struct kunit *test)
@@ -566,6 +567,7 @@ static void intern_level2_growth(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, (u32)h, k + 1);
 		content += len;
 	}
+	uk_table_settle(&cls->table);
 	KUNIT_EXPECT_EQ(test, uniqd_table_size(&cls->table), 4096U);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).table_slots, 4096ULL);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, (u64)n);
@@ -659,8 +661,8 @@ static void limit_max_entries(struct kunit *test)
 }
 
 /*
- * max_bytes counts arena bytes exactly: a 100-byte content takes 120, the
- * class name 24; after 33 of them 112 bytes are left, which a 96-byte
+ * max_bytes counts arena bytes exactly: a 100-byte content takes 136, the
+ * class name 40; after 29 of them 112 bytes are left, which an 80-byte
  * content fills to the byte and nothing, not even the empty content, fits.
  */
 static void limit_max_bytes(struct kunit *test)
@@ -668,23 +670,23 @@ static void limit_max_bytes(struct kunit *test)
 	struct uniqd_pool *pool = uk_pool(test, "max-bytes", 4096, 0, 0);
 	struct uniqd_kclass *cls = uk_class(test, pool, "c");
 	void __user *ubuf = uk_user_buf(test);
-	u64 h[34], hh;
+	u64 h[30], hh;
 	bool created;
 	u8 data[100];
 	u32 k, id;
 
-	KUNIT_ASSERT_EQ(test, UNIQD_REC_SIZE(100), 120UL);
-	for (k = 0; k < 33; k++) {
+	KUNIT_ASSERT_EQ(test, UNIQD_REC_SIZE(100), 136UL);
+	for (k = 0; k < 29; k++) {
 		memset(data, k, sizeof(data));
 		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, data, 100, true,
 						&h[k], &created), 0);
 	}
-	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 24ULL + 33 * 120);
-	memset(data, 33, sizeof(data));
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 40ULL + 29 * 136);
+	memset(data, 29, sizeof(data));
 	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, cls, data, 100, true, &hh,
 					&created), -EDQUOT);
-	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 24ULL + 33 * 120);
-	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, data, 96, true, &h[33],
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 40ULL + 29 * 136);
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, data, 80, true, &h[29],
 					&created), 0);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 4096ULL);
 	KUNIT_EXPECT_EQ(test, uk_intern(ubuf, pool, cls, "", 0, true, &hh,
@@ -692,18 +694,18 @@ static void limit_max_bytes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, uk_class_get(pool, "d", true, &id, &created),
 			-EDQUOT);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, 4096ULL);
-	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, 34ULL);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, 30ULL);
 
 	/* A full pool still finds, interns what it has, and resolves. */
-	for (k = 0; k < 33; k++) {
+	for (k = 0; k < 29; k++) {
 		memset(data, k, sizeof(data));
 		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, data, 100, true,
 						&hh, &created), 0);
 		KUNIT_EXPECT_EQ(test, hh, h[k]);
 		uk_expect_rec(test, pool, h[k], cls->id, data, 100);
 	}
-	memset(data, 33, sizeof(data));
-	uk_expect_rec(test, pool, h[33], cls->id, data, 96);
+	memset(data, 29, sizeof(data));
+	uk_expect_rec(test, pool, h[29], cls->id, data, 80);
 }
 
 /* ---- handles ------------------------------------------------------------ */

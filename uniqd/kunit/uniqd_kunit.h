@@ -19,6 +19,16 @@
 int uk_run_threads(unsigned int n, int (*fn)(unsigned int i, void *data),
 		   void *data);
 
+struct uniqd_table;
+
+/*
+ * Wait until rhashtable's worker has no growth pending or running for @t
+ * (no writer may run). Then its size is exactly uk_table_expected_size() of
+ * its count: the worker doubles a table whose load is above 3/4.
+ */
+void uk_table_settle(struct uniqd_table *t);
+u32 uk_table_expected_size(u32 count);
+
 /* A small deterministic PRNG for the threads (xorshift64). */
 static inline u64 uk_rand(u64 *state)
 {
