@@ -7,8 +7,9 @@
  *
  * hash   crypto_shash_digest() throughput of "blake3" (uniqd.ko must be
  *        loaded), "sha256", "blake2b-256" and their generic C drivers.
- * table  uniqd's open-addressing table (uniqd/table.c, compiled in) against
- *        the kernel's rhashtable on the same keys and hashes.
+ * table  uniqd's table (uniqd/table.c, compiled in: rhashtable with
+ *        publish-before-visible) against plain rhashtable and against the
+ *        open-addressing table it replaced, on the same keys and hashes.
  * keyhash  what hashing one short key costs: uniqd's crypto API call, the
  *        same BLAKE3 called directly (uniqd/blake3.c, compiled in), SipHash.
  *
@@ -81,7 +82,7 @@ static int __init ub_init(void)
 		UB_OUT("done table status=%d", err);
 		ret = ret ?: err;
 	}
-	/* Table generations freed with call_rcu() point into this module. */
+	/* bench_oa_table.c frees old slot arrays with call_rcu() into this module. */
 	rcu_barrier();
 	UB_OUT("end status=%d", ret);
 	return 0;
@@ -95,4 +96,4 @@ static void __exit ub_exit(void)
 module_init(ub_init);
 module_exit(ub_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("uniqd in-kernel benchmarks (hash throughput, table vs rhashtable)");
+MODULE_DESCRIPTION("uniqd in-kernel benchmarks (hash throughput, tables)");
