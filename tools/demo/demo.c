@@ -281,7 +281,7 @@ int main(void)
 	}
 	printf("\n  STATS of \"demo\": %llu entries (%llu content bytes, %llu arena "
 	       "bytes), %u classes,\n  %llu hits, %llu misses, %llu table "
-	       "slots (%llu bytes), %u file(s) attached\n\n",
+	       "buckets (%llu bytes), %u file(s) attached\n\n",
 	       (unsigned long long)st.entries, (unsigned long long)st.bytes,
 	       (unsigned long long)st.arena_bytes, st.classes,
 	       (unsigned long long)st.hits, (unsigned long long)st.misses,
