@@ -169,14 +169,20 @@ u32 uniqd_table_count(struct uniqd_table *t)
 	return atomic_read(&t->ht.nelems);
 }
 
-/* The buckets of the current array. */
+/*
+ * The buckets of the newest array. While rhashtable's worker is behind, an
+ * insert into an over-full table attaches a bigger one (future_tbl) and
+ * ht.tbl still points at the old one until the rehash is done.
+ */
 u32 uniqd_table_size(struct uniqd_table *t)
 {
-	const struct bucket_table *tbl;
+	const struct bucket_table *tbl, *next;
 	u32 size;
 
 	rcu_read_lock();
 	tbl = rcu_dereference(t->ht.tbl);
+	while ((next = rcu_dereference(tbl->future_tbl)))
+		tbl = next;
 	size = tbl->size;
 	rcu_read_unlock();
 	return size;
