@@ -106,6 +106,10 @@ static int ub_r_obj_cmpfn(struct rhashtable_compare_arg *arg, const void *obj)
 	       memcmp(rec->data, k->data, k->len);
 }
 
+/*
+ * table.c's parameters, written out again: rhashtable's inline lookup only
+ * specialises on parameters that are a constant in the calling file.
+ */
 static const struct rhashtable_params ub_rparams = {
 	.head_offset = offsetof(struct uniqd_rec, node),
 	.hashfn = ub_r_hashfn,
