@@ -19,7 +19,7 @@ struct uniqd_file {
 	struct mutex attach_lock;	/* serialises ATTACH on this file */
 };
 
-/* Module parameters (main.c), read-only after load. */
+/* Module parameters (params.c), read-only after load. */
 extern unsigned int uniqd_max_pools;
 extern unsigned int uniqd_max_user_pools;
 extern unsigned long long uniqd_max_pool_bytes;
@@ -30,7 +30,7 @@ extern unsigned int uniqd_max_key_len;
 /* The module registered "blake3" with the crypto API (UNIQD_FEAT_BLAKE3_SHASH). */
 extern bool uniqd_have_blake3_shash;
 
-/* Hard bounds on the module parameters (see main.c for why). */
+/* Hard bounds on the module parameters (see params.c for why). */
 #define UNIQD_MAX_POOLS_LIMIT		65536U
 #define UNIQD_MAX_ENTRIES_LIMIT		BIT_ULL(25)
 #define UNIQD_MAX_CLASSES_LIMIT		BIT(20)
@@ -42,6 +42,9 @@ extern bool uniqd_have_blake3_shash;
  * (-ENOENT belongs to LOOKUP and RESOLVE) and always a caller bug.
  */
 #define UNIQD_ENOCLASS	EBADSLT
+
+/* 0 if every module parameter is within its bounds, else -EINVAL. */
+int uniqd_params_check(void);
 
 long uniqd_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 

@@ -4,9 +4,10 @@
  * loaded (after uniqd.ko, which registers the "blake3" shash) and print
  * KTAP to the kernel log. See Documentation/debug-kernel.rst.
  *
- * The tables, the arena, pools, classes and keys are compiled into this
- * module from uniqd's own sources (src_*.c), so this module has its own
- * registry of pools, separate from uniqd.ko's and from /dev/uniqd.
+ * The tables, the arena, pools, classes, keys and the module parameters
+ * are compiled into this module from uniqd's own sources (src_*.c), so this
+ * module has its own registry of pools and its own parameters (with
+ * uniqd.ko's defaults), separate from uniqd.ko's and from /dev/uniqd.
  */
 #include <linux/completion.h>
 #include <linux/err.h>
@@ -14,20 +15,7 @@
 #include <linux/module.h>
 #include <linux/sched/task.h>
 
-#include "uniqd.h"
 #include "uniqd_kunit.h"
-
-/*
- * The module parameters the code under test reads (uniqd.h), with uniqd.ko's
- * defaults (main.c). A parameter added there must be added here too, or
- * modpost fails: "uniqd_... [uniqd_kunit.ko] undefined".
- */
-unsigned int uniqd_max_pools = 1024;
-unsigned int uniqd_max_user_pools = 128;
-unsigned long long uniqd_max_pool_bytes = 1ULL << 30;
-unsigned long long uniqd_max_pool_entries = 1ULL << 24;
-unsigned int uniqd_max_pool_classes = 4096;
-unsigned int uniqd_max_key_len = 65536;
 
 struct uk_thread {
 	struct completion *go;
