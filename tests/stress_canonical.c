@@ -721,7 +721,7 @@ int main(void)
 		       "(%llu shared, %llu per-process, %llu random, %llu tiny-alphabet; "
 		       "%llu over 8176 bytes, max_key_len %u, %.1f MiB of content sent), "
 		       "%llu key operations, %llu distinct contents = %llu handles = "
-		       "%llu created = STATS entries %llu; %llu slots; "
+		       "%llu created = STATS entries %llu; %llu buckets; "
 		       "intern and check %.1fs, counting %.1fs\n",
 		       nproc, nthread, total, (unsigned long long)kinds[K_SHARED],
 		       (unsigned long long)kinds[K_PERPROC],
