@@ -456,14 +456,6 @@ static __u64 fnv1a64(const void *p, size_t n)
 	return h;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* A table of @n entries grown at 3/4 from 64 slots, as the module's. */
 static __u32 table_size(int n)
 {
@@ -496,7 +488,7 @@ static double simulate(const __u64 *h, int n)
 /* One timed pass of single LOOKUPs over a set; -1 on a wrong answer. */
 static double pass_single(int fd, struct kset *k)
 {
-	double t0 = now();
+	double t0 = ut_now();
 	__u64 h;
 	int i;
 
@@ -504,14 +496,14 @@ static double pass_single(int fd, struct kset *k)
 		if (ut_lookup(fd, k->cls, k->key[i], k->len[i], &h, NULL) ||
 		    h != k->handle[i])
 			return -1;
-	return now() - t0;
+	return ut_now() - t0;
 }
 
 /* The same as LOOKUP batches of 256 keys: less system-call overhead. */
 static double pass_batch(int fd, struct kset *k)
 {
 	static struct uniqd_key keys[256];
-	double t0 = now();
+	double t0 = ut_now();
 	int i, j, n;
 
 	for (i = 0; i < nkeys; i += n) {
@@ -535,7 +527,7 @@ static double pass_batch(int fd, struct kset *k)
 			if (keys[j].handle != k->handle[i + j])
 				return -1;
 	}
-	return now() - t0;
+	return ut_now() - t0;
 }
 
 static int alloc_set(struct kset *k)
@@ -622,7 +614,7 @@ int main(void)
 
 			sets[s].cls = ut_class(fd, set_names[s]);
 			CHECK(sets[s].cls, "class: %s", strerror(errno));
-			t0 = now();
+			t0 = ut_now();
 			for (i = 0; i < nkeys; i++) {
 				__u32 status = 0;
 
@@ -631,7 +623,7 @@ int main(void)
 				    !(status & UNIQD_STATUS_NEW))
 					bad++;
 			}
-			intern_t[s] = now() - t0;
+			intern_t[s] = ut_now() - t0;
 		}
 		CHECK(!bad, "%d keys did not intern as new", bad);
 		CHECK_OK(ut_stats(fd, &st));

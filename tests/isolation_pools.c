@@ -68,14 +68,6 @@ static int create_one(void *arg)
 	return 0;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(void)
 {
 	struct hog_report r = { 0, 0 };
@@ -127,7 +119,7 @@ int main(void)
 		const char *scale = getenv("UNIQD_SCALE");
 		int n = scale && !strcmp(scale, "full") ? 20000 : 2000, i, fd;
 		__u64 first = 0, last = 0, h;
-		double t0 = now(), dt;
+		double t0 = ut_now(), dt;
 
 		for (i = 0; i < n; i++) {
 			fd = ut_pool("id-burner", UNIQD_ATTACH_NEW);
@@ -144,7 +136,7 @@ int main(void)
 			last = h;
 			close(fd);
 		}
-		dt = now() - t0;
+		dt = ut_now() - t0;
 		printf("# %d pools created and closed in %.2fs (ids %llu..%llu): "
 		       "%.1f us each; all 2^32 - 1 ids at this rate: %.1f hours\n",
 		       n, dt, (unsigned long long)(first >> 32),

@@ -50,19 +50,6 @@ static int own_of(int i, char *buf)
 	return snprintf(buf, 64, "user %d key %d", USER, i);
 }
 
-static void digest_of(const char *cls, const void *p, size_t n, __u8 out[32])
-{
-	struct uniqd_blake3_hasher h;
-	__u32 l = strlen(cls);
-	__u8 le[4] = { l, l >> 8, l >> 16, l >> 24 };
-
-	uniqd_blake3_init(&h);
-	uniqd_blake3_update(&h, le, 4);
-	uniqd_blake3_update(&h, cls, l);
-	uniqd_blake3_update(&h, p, n);
-	uniqd_blake3_final(&h, out, 32);
-}
-
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void fail(const char *fmt, ...)
@@ -307,7 +294,7 @@ int main(void)
 		for (i = 0; i < NSECRET; i++) {
 			len = secret_of(i, buf);
 			CHECK_OK(ut_intern(fd, cls, buf, len, &sh->secret[i], NULL));
-			digest_of("secret", buf, len, sh->secret_digest[i]);
+			ut_expected_digest("secret", buf, len, sh->secret_digest[i]);
 		}
 		CHECK(ut_class(shared_fd, "secret") == 1, "shared class");
 		sh->shared_h = ut_s(shared_fd, 1, "nothing secret");

@@ -542,14 +542,6 @@ static void explain(int fd, __u64 h, __u8 *buf, __u64 *miss, __u64 *kinds)
 	}
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(void)
 {
 	const char *scale = getenv("UNIQD_SCALE"), *env = getenv("UNIQD_SEED");
@@ -616,7 +608,7 @@ int main(void)
 		CHECK(st0.attached == 3, "attached %u", st0.attached);
 	}
 
-	t0 = now();
+	t0 = ut_now();
 	th_case("victims killed at random moments") {
 		for (k = 0; k < nkills; k++) {
 			int kind = k % 5 < 2 ? V_BATCH : k % 5 < 4 ? V_ATTACH : V_THREADS;
@@ -783,7 +775,7 @@ int main(void)
 		int kd, ph;
 
 		printf("# kill_midcall: %d kills in %.1fs (%llu from the fork), victims ran %llu batches and %llu attaches; observer %llu rounds, bystander %llu rounds (%llu keys)\n",
-		       nkills, now() - t0, (unsigned long long)early,
+		       nkills, ut_now() - t0, (unsigned long long)early,
 		       (unsigned long long)sh->victim_batches,
 		       (unsigned long long)sh->victim_attaches,
 		       (unsigned long long)sh->observer_rounds,

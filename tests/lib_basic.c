@@ -18,27 +18,7 @@
 
 #include "harness.h"
 #include "libuniqd.h"
-
-/* Run FN in a child with other credentials; its exit status (0: passed). */
-static int run_as(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
-{
-	pid_t pid;
-	int st;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		if (setgroups(0, NULL) || setresgid(gid, gid, gid) ||
-		    setresuid(uid, uid, uid))
-			_exit(120);
-		_exit(fn(arg));
-	}
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
+#include "uniqd_test.h"
 
 /* A child that creates a pool and keeps it until told to go. */
 struct holder {
@@ -420,15 +400,15 @@ int main(void)
 
 		/* uid 1000 makes a private pool; uid 2000 is refused, with a reason. */
 		CHECK(hold_pool(&h, 1000, 1000, "lib.private", 0) == 0, "holder");
-		CHECK(run_as(2000, 2000, try_private, "lib.private") == 0, "uid 2000");
-		CHECK(run_as(1000, 1000, try_attach, "lib.private") == 0, "the owner");
+		CHECK(ut_run_as(2000, 2000, 0, NULL, try_private, "lib.private") == 0, "uid 2000");
+		CHECK(ut_run_as(1000, 1000, 0, NULL, try_attach, "lib.private") == 0, "the owner");
 		CHECK(release_pool(&h) == 0, "holder exit");
 
 		/* Shared with group 1000. */
 		CHECK(hold_pool(&h, 1000, 1000, "lib.group", UNIQD_OPEN_SHARE_GROUP) == 0,
 		      "holder");
-		CHECK(run_as(2000, 1000, try_attach, "lib.group") == 0, "group member");
-		CHECK(run_as(3000, 3000, try_attach, "lib.group") == 3, "not a member");
+		CHECK(ut_run_as(2000, 1000, 0, NULL, try_attach, "lib.group") == 0, "group member");
+		CHECK(ut_run_as(3000, 3000, 0, NULL, try_attach, "lib.group") == 3, "not a member");
 		CHECK(release_pool(&h) == 0, "holder exit");
 
 		/* The pool died with its holder. */

@@ -58,19 +58,9 @@ static long long meminfo(const char *field)
 /* Bytes of kernel memory as far as we can see them. */
 static long long mem_now(void)
 {
-	char buf[64] = "";
-	long long v = -1;
-	int fd;
-
 	if (!have_memcg)
 		return meminfo("Slab") + meminfo("VmallocUsed");
-	fd = open(MYCG "/memory.current", O_RDONLY);
-	if (fd < 0)
-		return -1;
-	if (read(fd, buf, sizeof(buf) - 1) > 0)
-		v = strtoll(buf, NULL, 10);
-	close(fd);
-	return v;
+	return ut_read_ll(MYCG "/memory.current");
 }
 
 /* Our own cgroup: cgroup2 mounted, the memory controller on, we inside. */

@@ -54,18 +54,6 @@ static __u32 make_key(__u32 k)
 	return len;
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 static int setup(const char *dir, const char *probability)
 {
 	char p[128];
@@ -77,14 +65,14 @@ static int setup(const char *dir, const char *probability)
 
 	for (i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, kv[i][0]);
-		if (write_file(p, kv[i][1]))
+		if (ut_write_file(p, kv[i][1]))
 			return -1;
 	}
 	snprintf(p, sizeof(p), "%s/ignore-gfp-wait", dir);
-	if (write_file(p, "N"))
+	if (ut_write_file(p, "N"))
 		return -1;
 	snprintf(p, sizeof(p), "%s/probability", dir);
-	return write_file(p, probability);
+	return ut_write_file(p, probability);
 }
 
 static __u64 rng = 88172645463325252ULL;
@@ -229,12 +217,12 @@ static int nth_setup(void)
 		if (setup(dirs[i], "0"))
 			return -1;
 		snprintf(p, sizeof(p), "%s/task-filter", dirs[i]);
-		if (write_file(p, "N"))
+		if (ut_write_file(p, "N"))
 			return -1;
 	}
 	/* Order-0 pages too: vmalloc() backs big records with them. */
-	if (write_file(DBG "/fail_page_alloc/min-order", "0") ||
-	    write_file(DBG "/fail_page_alloc/ignore-gfp-highmem", "Y"))
+	if (ut_write_file(DBG "/fail_page_alloc/min-order", "0") ||
+	    ut_write_file(DBG "/fail_page_alloc/ignore-gfp-highmem", "Y"))
 		return -1;
 	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
 	return nth_fd < 0 ? -1 : 0;
@@ -699,7 +687,7 @@ int main(void)
 		CHECK_OK(setup(DBG "/failslab", "10"));
 		CHECK_OK(setup(DBG "/fail_page_alloc", "10"));
 		/* Order-0 pages (page faults, page tables) never fail. */
-		CHECK_OK(write_file(DBG "/fail_page_alloc/min-order", "1"));
+		CHECK_OK(ut_write_file(DBG "/fail_page_alloc/min-order", "1"));
 	}
 
 	th_case("every call works or fails with ENOMEM") {
@@ -708,10 +696,10 @@ int main(void)
 		if (!pid) {
 			memset(keybuf, 0, sizeof(keybuf));
 			mlockall(MCL_CURRENT | MCL_FUTURE);
-			if (write_file("/proc/self/make-it-fail", "1"))
+			if (ut_write_file("/proc/self/make-it-fail", "1"))
 				_exit(3);
 			hammer(sh, fd);
-			write_file("/proc/self/make-it-fail", "0");
+			ut_write_file("/proc/self/make-it-fail", "0");
 			_exit(0);
 		}
 		waitpid(pid, &status, 0);
@@ -721,8 +709,8 @@ int main(void)
 		CHECK(sh->enomem > 0, "no allocation failed");
 		printf("# %d ENOMEM, %d classes, %d entries\n", sh->enomem,
 		       sh->nclass, sh->nrec);
-		write_file(DBG "/failslab/probability", "0");
-		write_file(DBG "/fail_page_alloc/probability", "0");
+		ut_write_file(DBG "/failslab/probability", "0");
+		ut_write_file(DBG "/fail_page_alloc/probability", "0");
 	}
 
 	th_case("the pool holds exactly what was reported") {

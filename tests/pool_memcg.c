@@ -18,20 +18,6 @@
 #define CG	"/sys/fs/cgroup"
 #define KEY	65536
 
-static long long read_ll(const char *path)
-{
-	char buf[64] = "";
-	long long v = -1;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return -1;
-	if (read(fd, buf, sizeof(buf) - 1) > 0)
-		v = strtoll(buf, NULL, 10);
-	close(fd);
-	return v;
-}
-
 /* A child cgroup with the memory controller; 0 when it is there. */
 static int setup_cgroup(const char *name)
 {
@@ -114,7 +100,7 @@ int main(void)
 	th_case("pool memory is charged to the cgroup that made it grow") {
 		fd = ut_pool("memcg-charge", UNIQD_ATTACH_NEW);
 		CHECK(fd >= 0, "attach: %s", strerror(errno));
-		before = read_ll(CG "/uniqd-charge/memory.current");
+		before = ut_read_ll(CG "/uniqd-charge/memory.current");
 		memset(r, 0, sizeof(*r));
 		fflush(stdout);
 		pid = fork();
@@ -126,12 +112,12 @@ int main(void)
 		CHECK(r->count == 64 && !r->err, "interned %d: %s", r->count,
 		      strerror(r->err));
 		/* The child is gone; its 4 MiB of content stay charged. */
-		during = read_ll(CG "/uniqd-charge/memory.current");
+		during = ut_read_ll(CG "/uniqd-charge/memory.current");
 		CHECK(during - before >= 64LL * KEY, "charged %lld bytes",
 		      during - before);
 		close(fd);
 		/* Freed with the pool (frees may uncharge lazily: allow 1 MiB). */
-		after = read_ll(CG "/uniqd-charge/memory.current");
+		after = ut_read_ll(CG "/uniqd-charge/memory.current");
 		CHECK(during - after >= 63LL * KEY, "after free: %lld -> %lld",
 		      during, after);
 		printf("# memory.current: %lld before, %lld with the pool, "
@@ -147,7 +133,7 @@ int main(void)
 		CHECK(fd >= 0, "attach: %s", strerror(errno));
 		CHECK(ut_class(fd, "blob") == 1, "class");
 		snprintf(limit, sizeof(limit), "%lld",
-			 read_ll(CG "/uniqd-limit/memory.current") + (8LL << 20));
+			 ut_read_ll(CG "/uniqd-limit/memory.current") + (8LL << 20));
 		CHECK_OK(ut_write_file(CG "/uniqd-limit/memory.max", limit));
 		ut_write_file(CG "/uniqd-limit/memory.swap.max", "0");
 		memset(r, 0, sizeof(*r));

@@ -557,14 +557,6 @@ static void *arace_intern(void *arg)
 	return NULL;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(void)
 {
 	const char *scale = getenv("UNIQD_SCALE"), *env = getenv("UNIQD_SEED");
@@ -610,7 +602,7 @@ int main(void)
 		return th_finish();
 	}
 
-	t0 = now();
+	t0 = ut_now();
 	th_case("processes intern and check concurrently") {
 		fflush(stdout);
 		for (p = 0; p < nproc; p++) {
@@ -630,7 +622,7 @@ int main(void)
 			      sh->proc[p].why);
 		}
 	}
-	t1 = now();
+	t1 = ut_now();
 
 	th_case("every process got the same class ids") {
 		for (p = 1; p < nproc; p++)
@@ -716,7 +708,7 @@ int main(void)
 			      c, (unsigned long long)ci.entries,
 			      (unsigned long long)per_class[c]);
 		}
-		t2 = now();
+		t2 = ut_now();
 		printf("# stress_canonical: %d processes x %d threads, %zu keys interned "
 		       "(%llu shared, %llu per-process, %llu random, %llu tiny-alphabet; "
 		       "%llu over 8176 bytes, max_key_len %u, %.1f MiB of content sent), "

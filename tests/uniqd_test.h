@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/uniqd.h>
@@ -206,6 +207,30 @@ static inline long ut_param(const char *name)
 	if (fscanf(f, "%ld", &v) != 1)
 		v = -1;
 	fclose(f);
+	return v;
+}
+
+/* Seconds on the monotonic clock. */
+static inline double ut_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The number at the start of the file @path (cgroup counters), or -1. */
+static inline long long ut_read_ll(const char *path)
+{
+	char buf[64] = "";
+	long long v = -1;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (read(fd, buf, sizeof(buf) - 1) > 0)
+		v = strtoll(buf, NULL, 10);
+	close(fd);
 	return v;
 }
 

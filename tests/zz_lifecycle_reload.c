@@ -307,14 +307,6 @@ static int kmemleak_count(void)
 	return n;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(void)
 {
 	const char *scale = getenv("UNIQD_SCALE");
@@ -324,7 +316,7 @@ int main(void)
 	struct uniqd_version v;
 	struct uniqd_attach a;
 	pid_t pids[MAXP];
-	double t0 = now();
+	double t0 = ut_now();
 	FILE *f;
 
 	th_init("zz_lifecycle_reload");
@@ -405,7 +397,7 @@ int main(void)
 			if (rc || !loaded())
 				break;
 		}
-		printf("# %d rounds in %.1fs\n", round, now() - t0);
+		printf("# %d rounds in %.1fs\n", round, ut_now() - t0);
 	}
 
 	th_case("open and ATTACH racing rmmod and insmod") {
@@ -413,7 +405,7 @@ int main(void)
 		pid_t racer_pid;
 		__u64 total_tries = 0;
 
-		t0 = now();
+		t0 = ut_now();
 		memset(sh, 0, sizeof(*sh));
 		fflush(stdout);
 		racer_pid = fork();
@@ -456,7 +448,7 @@ int main(void)
 		       "(%llu attempts); the racer opened %llu times, %llu refused, %llu attached; %.1fs\n",
 		       unloaded, races, (unsigned long long)total_tries,
 		       (unsigned long long)sh->opens, (unsigned long long)sh->open_fail,
-		       (unsigned long long)sh->attached, now() - t0);
+		       (unsigned long long)sh->attached, ut_now() - t0);
 	}
 
 	/* Whatever happened: leave the module loaded for the VM's init. */
