@@ -104,11 +104,10 @@ static void memstat(struct memstat *m)
 
 int main(int argc, char **argv)
 {
-	uint32_t n = 1000000, i, j;
+	uint32_t n = 1000000, i;
 	const char *sock = NULL;
 	struct memstat m0, m1, m2;
 	struct uniqd_stats st;
-	struct uniqd_key batch[256];
 	struct ub_keys keys;
 	uint64_t content = 0;
 	uint32_t cls;
@@ -131,18 +130,7 @@ int main(int argc, char **argv)
 	memstat(&m0);
 	fd = ub_uniqd_open("ubench-memory");
 	cls = ub_uniqd_class(fd, "ident");
-	for (i = 0; i < n; i += 256) {
-		memset(batch, 0, sizeof(batch));
-		for (j = 0; j < 256; j++) {
-			uint32_t len;
-
-			batch[j].class_id = cls;
-			batch[j].data = (uintptr_t)ub_key(&keys, i + j, &len);
-			batch[j].len = len;
-		}
-		if (ub_uniqd_batch(fd, batch, 256))
-			ub_die("INTERN_BATCH: %s", strerror(errno));
-	}
+	ub_uniqd_intern_all(fd, cls, &keys, n);
 	if (ub_uniqd_stats(fd, &st))
 		ub_die("STATS: %s", strerror(errno));
 	/* Old table generations are freed after a grace period. */
@@ -162,19 +150,13 @@ int main(int argc, char **argv)
 
 	if (sock) {
 		struct ub_redis *r = ub_redis_connect(sock);
-		const uint8_t *data[256];
-		uint32_t len[256];
-		int64_t ids[256], u0, u1;
+		int64_t u0, u1;
 
 		if (!r || ub_redis_load(r) || ub_redis_simple(r, "FLUSHALL"))
 			ub_die("redis at %s unusable", sock);
 		u0 = ub_redis_used_memory(r);
-		for (i = 0; i < n; i += 256) {
-			for (j = 0; j < 256; j++)
-				data[j] = ub_key(&keys, i + j, &len[j]);
-			if (ub_redis_intern(r, 1, data, len, 256, ids))
-				ub_die("redis: interning failed");
-		}
+		if (ub_redis_intern_all(r, &keys, n))
+			ub_die("redis: interning failed");
 		u1 = ub_redis_used_memory(r);
 		ub_out("memory-redis n=%u content=%llu used=%lld", n,
 		       (unsigned long long)content, (long long)(u1 - u0));

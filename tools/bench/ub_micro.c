@@ -251,22 +251,10 @@ static int run_redis(void *ctx, uint64_t ops)
 /* Put every present key into uniqd, the library's view, the interners, Redis. */
 static void fill(bool host)
 {
-	struct uniqd_key keys[256];
-	uint32_t i, j;
+	uint32_t i;
 
-	for (i = 0; i < PRESENT && !host; i += 256) {
-		memset(keys, 0, sizeof(keys));
-		for (j = 0; j < 256; j++) {
-			uint32_t len;
-			const uint8_t *k = ub_key(&present, i + j, &len);
-
-			keys[j].class_id = cls;
-			keys[j].data = (uintptr_t)k;
-			keys[j].len = len;
-		}
-		if (ub_uniqd_batch(fd, keys, 256))
-			ub_die("INTERN_BATCH: %s", strerror(errno));
-	}
+	if (!host)
+		ub_uniqd_intern_all(fd, cls, &present, PRESENT);
 	for (i = 0; i < PRESENT; i++) {
 		uint32_t len;
 		const uint8_t *k = ub_key(&present, i, &len);
@@ -275,18 +263,8 @@ static void fill(bool host)
 		ub_intern_local(inproc, 1, k, len, &created);
 		ub_intern_local(inprocfast, 1, k, len, &created);
 	}
-	if (redis) {
-		const uint8_t *data[256];
-		uint32_t len[256];
-		int64_t ids[256];
-
-		for (i = 0; i < PRESENT; i += 256) {
-			for (j = 0; j < 256; j++)
-				data[j] = ub_key(&present, i + j, &len[j]);
-			if (ub_redis_intern(redis, 1, data, len, 256, ids))
-				ub_die("redis: filling failed");
-		}
-	}
+	if (redis && ub_redis_intern_all(redis, &present, PRESENT))
+		ub_die("redis: filling failed");
 }
 
 /* Pick HOT present keys that stay in the library's direct-mapped cache. */

@@ -192,27 +192,15 @@ int main(int argc, char **argv)
 {
 	unsigned int rounds = argc > 1 ? 3 * atoi(argv[1]) : 15;
 	uint64_t ops[W_COUNT];
-	struct uniqd_key batch[256];
 	unsigned int r, p, w;
-	uint32_t i, j, cls;
+	uint32_t i, cls;
 	int fd;
 
 	ub_keys_make(&present, PRESENT, 0, 11);
 	/* The parent keeps the pool alive and fills it. */
 	fd = ub_uniqd_open("ubench-scale");
 	cls = ub_uniqd_class(fd, "ident");
-	for (i = 0; i < PRESENT; i += 256) {
-		memset(batch, 0, sizeof(batch));
-		for (j = 0; j < 256; j++) {
-			uint32_t len;
-
-			batch[j].class_id = cls;
-			batch[j].data = (uintptr_t)ub_key(&present, i + j, &len);
-			batch[j].len = len;
-		}
-		if (ub_uniqd_batch(fd, batch, 256))
-			ub_die("INTERN_BATCH: %s", strerror(errno));
-	}
+	ub_uniqd_intern_all(fd, cls, &present, PRESENT);
 	local = ub_interner_new(UB_HASH_BLAKE3);
 	for (i = 0; i < PRESENT; i++) {
 		uint32_t len;

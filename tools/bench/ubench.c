@@ -266,6 +266,26 @@ int ub_uniqd_batch(int fd, struct uniqd_key *keys, uint32_t n)
 	return 0;
 }
 
+void ub_uniqd_intern_all(int fd, uint32_t cls, const struct ub_keys *k,
+			 uint32_t n)
+{
+	struct uniqd_key batch[256];
+	uint32_t i, j, len;
+
+	for (i = 0; i < n; i += 256) {
+		uint32_t m = n - i < 256 ? n - i : 256;
+
+		memset(batch, 0, sizeof(batch));
+		for (j = 0; j < m; j++) {
+			batch[j].class_id = cls;
+			batch[j].data = (uintptr_t)ub_key(k, i + j, &len);
+			batch[j].len = len;
+		}
+		if (ub_uniqd_batch(fd, batch, m))
+			ub_die("INTERN_BATCH: %s", strerror(errno));
+	}
+}
+
 int ub_uniqd_stats(int fd, struct uniqd_stats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -670,6 +690,24 @@ int ub_redis_intern(struct ub_redis *r, uint32_t cls, const uint8_t *const *data
 		if (ub_reply(r, &v, NULL, 0))
 			return -1;
 		ids[i] = v;
+	}
+	return 0;
+}
+
+int ub_redis_intern_all(struct ub_redis *r, const struct ub_keys *k,
+			uint32_t n)
+{
+	const uint8_t *data[256];
+	uint32_t len[256], i, j;
+	int64_t ids[256];
+
+	for (i = 0; i < n; i += 256) {
+		uint32_t m = n - i < 256 ? n - i : 256;
+
+		for (j = 0; j < m; j++)
+			data[j] = ub_key(k, i + j, &len[j]);
+		if (ub_redis_intern(r, 1, data, len, m, ids))
+			return -1;
 	}
 	return 0;
 }

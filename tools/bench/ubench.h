@@ -83,6 +83,9 @@ int ub_uniqd_intern(int fd, uint32_t cls, const void *data, uint32_t len,
 		    uint64_t *handle);
 /* INTERN_BATCH of @n keys (all filled in), restarting on EINTR. */
 int ub_uniqd_batch(int fd, struct uniqd_key *keys, uint32_t n);
+/* INTERN keys [0, n) of @k in class @cls, 256 a batch; dies on failure. */
+void ub_uniqd_intern_all(int fd, uint32_t cls, const struct ub_keys *k,
+			 uint32_t n);
 int ub_uniqd_stats(int fd, struct uniqd_stats *st);
 
 /* ---- the in-process interner -------------------------------------------- */
@@ -114,6 +117,9 @@ int ub_redis_load(struct ub_redis *r);
 /* Intern @n keys (class @cls) in one round trip: EVALSHA pipelined. */
 int ub_redis_intern(struct ub_redis *r, uint32_t cls, const uint8_t *const *data,
 		    const uint32_t *len, uint32_t n, int64_t *ids);
+/* Intern keys [0, n) of @k (class 1), 256 a round trip; 0 or -1. */
+int ub_redis_intern_all(struct ub_redis *r, const struct ub_keys *k,
+			uint32_t n);
 /* A command that must reply +OK or an integer (FLUSHALL etc.). */
 int ub_redis_simple(struct ub_redis *r, const char *cmd);
 /* INFO memory's used_memory, or -1. */
