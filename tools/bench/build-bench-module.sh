@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build uniqd_bench.ko (uniqd/bench/) for one kernel build tree, in a
-# private copy next to copies of uniqd/table.{c,h} and uniqd/blake3*,
-# which it compiles in.
+# private copy next to copies of uniqd/table.{c,h}, uniqd/keys.{c,h} and
+# uniqd/blake3*, which it compiles in.
 # It is never part of uniqd.ko.
 #
 #   build-bench-module.sh KDIR OUTDIR
@@ -16,8 +16,12 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$out/src"
 mkdir -p "$out/src"
 cp "$top"/uniqd/bench/Kbuild "$top"/uniqd/bench/*.[ch] "$top/uniqd/table.c" \
-	"$top/uniqd/table.h" "$top/uniqd/blake3.c" "$top/uniqd/blake3.h" \
+	"$top/uniqd/table.h" "$top/uniqd/keys.c" "$top/uniqd/keys.h" \
+	"$top/uniqd/uniqd.h" "$top/uniqd/blake3.c" "$top/uniqd/blake3.h" \
 	"$top/uniqd/blake3_compat.h" "$out/src/"
+# keys.h and uniqd.h include <uapi/linux/uniqd.h>: this tree's copy.
+mkdir -p "$out/src/include/uapi/linux"
+cp "$top/include/uapi/linux/uniqd.h" "$out/src/include/uapi/linux/"
 make -s -C "$kdir" M="$out/src" W=1 modules >"$out/build.log" 2>&1 || {
 	cat "$out/build.log" >&2
 	exit 1

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What a table key costs uniqd: INTERN hashes every key with the pool's
- * keyed "blake3" tfm through the crypto API (uniqd/keys.c: a descriptor on
- * the stack, crypto_shash_digest(), shash_desc_zero(), the first 8 of 32
- * bytes). Against the same BLAKE3 called directly (a copy of uniqd/blake3.c
- * is compiled in), asked for the 8 bytes it needs, and against the kernel's
+ * keyed "blake3" tfm through the crypto API (uniqd_keys_hash() of
+ * uniqd/keys.c, compiled in: a descriptor on the stack,
+ * crypto_shash_digest(), shash_desc_zero(), the first 8 of 32 bytes).
+ * Against the same BLAKE3 called directly (uniqd/blake3.c is compiled in
+ * too), asked for the 8 bytes it needs, and against the kernel's
  * SipHash-2-4 (siphash()), the keyed PRF the kernel uses against hash
  * flooding. Short keys, as a compiler interns them. Every variant takes
  * turns in 2-ms slices; a round reports each one's fastest slice.
@@ -21,6 +22,7 @@
 
 #include "bench.h"
 #include "blake3.h"
+#include "keys.h"
 
 #define UB_KH_SLICE_NS	(2 * NSEC_PER_MSEC)
 
@@ -37,25 +39,6 @@ struct ub_kh_ctx {
 	u8 buf[64];
 };
 
-/* uniqd/keys.c's uniqd_keys_hash(), verbatim in what it does. */
-static int ub_kh_api(struct crypto_shash *tfm, const void *data, u32 len,
-		     u64 *hash)
-{
-	SHASH_DESC_ON_STACK(desc, tfm);
-	u8 out[32];
-	__le64 h;
-	int ret;
-
-	desc->tfm = tfm;
-	ret = crypto_shash_digest(desc, data, len, out);
-	shash_desc_zero(desc);
-	if (ret)
-		return ret;
-	memcpy(&h, out, sizeof(h));
-	*hash = le64_to_cpu(h);
-	return 0;
-}
-
 static int ub_kh_burst(struct ub_kh_ctx *c, enum ub_kh how, unsigned int len,
 		       u64 count, u64 *ns)
 {
@@ -65,7 +48,7 @@ static int ub_kh_burst(struct ub_kh_ctx *c, enum ub_kh how, unsigned int len,
 	for (i = 0; i < count && !ret; i++) {
 		switch (how) {
 		case UB_KH_API:
-			ret = ub_kh_api(c->tfm, c->buf, len, &h);
+			ret = uniqd_keys_hash(c->tfm, c->buf, len, &h);
 			break;
 		case UB_KH_DIRECT: {
 			__le64 le;
@@ -111,7 +94,7 @@ int ub_keyhash_run(void)
 		u64 a = 0, b = 0;
 		__le64 le = 0;
 
-		ret = ub_kh_api(c->tfm, c->buf, 16, &a) ?:
+		ret = uniqd_keys_hash(c->tfm, c->buf, 16, &a) ?:
 		      uniqd_blake3_hash(c->key, c->buf, 16, (u8 *)&le, sizeof(le));
 		b = le64_to_cpu(le);
 		UB_OUT("keyhash-agree ok=%d", !ret && a == b);

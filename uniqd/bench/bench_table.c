@@ -8,9 +8,9 @@
  *
  * Keys: ub_nkeys present and as many absent ones, 4..32 bytes of identifier
  * characters whose last four encode the key's number (so all differ),
- * hashed once before anything is timed with keyed BLAKE3 (uniqd's "blake3"
- * shash, the first 64 bits as uniqd does) or, without uniqd loaded, keyed
- * SipHash. No table hashes: each gets the 64-bit hash as input.
+ * hashed once before anything is timed with uniqd's own table-key function
+ * (uniqd_keys_hash() of keys.c, compiled in: keyed BLAKE3 through the
+ * crypto API) or, without uniqd loaded, keyed SipHash. No table hashes: each gets the 64-bit hash as input.
  *
  * Records: each table has its own copy of every record, packed in one array
  * as uniqd's arena packs them: struct uniqd_rec (rhashtable's link, the
@@ -32,7 +32,6 @@
  *   UBENCH table-mem impl=.. n=.. slots=.. table_bytes=.. rec_bytes=.. content_bytes=..
  *   UBENCH table-verify impl=.. ok=0|1
  */
-#include <crypto/hash.h>
 #include <linux/err.h>
 #include <linux/hash.h>
 #include <linux/math64.h>
@@ -48,6 +47,7 @@
 
 #include "bench.h"
 #include "bench_oa_table.h"
+#include "keys.h"
 #include "table.h"
 
 struct ub_key {
@@ -188,7 +188,6 @@ static size_t ub_rec_size(enum ub_impl impl, u32 len)
 static int ub_setup(u32 n)
 {
 	struct crypto_shash *tfm;
-	u8 hkey[32];
 	siphash_key_t skey;
 	u64 seed = 0x75d1c2b3a4f5e607ULL, off = 0;
 	enum ub_impl impl;
@@ -224,27 +223,18 @@ static int ub_setup(u32 n)
 			ub_arena_bytes[impl] += ub_rec_size(impl, len);
 	}
 
-	/* The hashes: keyed BLAKE3 as uniqd computes them, else SipHash. */
-	get_random_bytes(hkey, sizeof(hkey));
-	tfm = crypto_alloc_shash("blake3", 0, 0);
-	if (!IS_ERR(tfm) && crypto_shash_setkey(tfm, hkey, sizeof(hkey))) {
-		crypto_free_shash(tfm);
-		tfm = ERR_PTR(-EINVAL);
-	}
+	/* The hashes: uniqd's table keys (keys.c), else SipHash. */
+	tfm = uniqd_keys_tfm_keyed();
 	how = IS_ERR(tfm) ? "siphash" : "blake3-keyed";
-	memcpy(&skey, hkey, sizeof(skey));
+	get_random_bytes(&skey, sizeof(skey));
 	for (i = 0; i < 2 * n; i++) {
 		const u8 *p = ub_kbytes + ub_keys[i].off;
 
 		if (!IS_ERR(tfm)) {
-			u8 out[32];
-			__le64 h;
-
-			ret = crypto_shash_tfm_digest(tfm, p, ub_keys[i].len, out);
+			ret = uniqd_keys_hash(tfm, p, ub_keys[i].len,
+					      &ub_keys[i].hash);
 			if (ret)
 				break;
-			memcpy(&h, out, sizeof(h));
-			ub_keys[i].hash = le64_to_cpu(h);
 		} else {
 			ub_keys[i].hash = siphash(p, ub_keys[i].len, &skey);
 		}
@@ -252,8 +242,7 @@ static int ub_setup(u32 n)
 			cond_resched();
 	}
 	if (!IS_ERR(tfm))
-		crypto_free_shash(tfm);
-	memzero_explicit(hkey, sizeof(hkey));
+		uniqd_keys_tfm_free(tfm);
 	memzero_explicit(&skey, sizeof(skey));
 	if (ret)
 		return ret;
