@@ -302,6 +302,18 @@ static uniqd_pool *open_pool(bool may_create)
 	return p;
 }
 
+/* An existing pool with its counters and description (stats, classes). */
+static uniqd_pool *open_pool_stats(struct uniqd_pool_stats *s,
+				   struct uniqd_pool_info *info)
+{
+	uniqd_pool *p = open_pool(false);
+
+	if (uniqd_stats(p, s))
+		fail();
+	uniqd_pool_info(p, info);
+	return p;
+}
+
 static void note_created(uniqd_pool *p)
 {
 	struct uniqd_pool_info info;
@@ -462,10 +474,7 @@ static int cmd_stats(int argc, char **argv)
 	(void)argv;
 	if (argc)
 		die_usage("stats takes no arguments");
-	p = open_pool(false);
-	if (uniqd_stats(p, &s))
-		fail();
-	uniqd_pool_info(p, &info);
+	p = open_pool_stats(&s, &info);
 	if (opt.json) {
 		fputs("{\"pool\":", stdout);
 		json_str(stdout, info.name, info.name_len);
@@ -507,10 +516,7 @@ static int cmd_classes(int argc, char **argv)
 	(void)argv;
 	if (argc)
 		die_usage("classes takes no arguments");
-	p = open_pool(false);
-	if (uniqd_stats(p, &s))
-		fail();
-	uniqd_pool_info(p, &info);
+	p = open_pool_stats(&s, &info);
 	if (opt.json) {
 		fputs("{\"pool\":", stdout);
 		json_str(stdout, info.name, info.name_len);
