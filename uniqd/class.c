@@ -202,12 +202,6 @@ void uniqd_classes_free(struct uniqd_pool *pool)
 	xa_destroy(&pool->classes);
 }
 
-static struct uniqd_rec *uniqd_entry_find(struct uniqd_kclass *cls, u64 hash,
-					  const void *buf, u32 len)
-{
-	return uniqd_table_find(&cls->table, hash, buf, len);
-}
-
 /*
  * The miss path: reserve the bytes and an index, write the record, then
  * insert it unless another inserter was faster (then give everything back
@@ -291,12 +285,12 @@ int uniqd_intern(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 	if (ret)
 		goto out;
 
-	rec = uniqd_entry_find(cls, hash, buf, len);
+	rec = uniqd_table_find(&cls->table, hash, buf, len);
 	if (!rec && create) {
 		rec = uniqd_entry_new(pool, cls, hash, buf, len, created);
 		/* A limit was hit, but the entry may have been added meanwhile. */
 		if (PTR_ERR_OR_ZERO(rec) == -EDQUOT)
-			rec = uniqd_entry_find(cls, hash, buf, len) ?: rec;
+			rec = uniqd_table_find(&cls->table, hash, buf, len) ?: rec;
 		if (IS_ERR(rec)) {
 			ret = PTR_ERR(rec);
 			goto out;
