@@ -14,6 +14,7 @@
 #include <linux/uaccess.h>
 
 #include "keys.h"
+#include "map.h"
 #include "pool.h"
 
 /* Contents up to this long are copied to the stack, longer ones to the heap. */
@@ -48,31 +49,39 @@ static void uniqd_bytes_unreserve(struct uniqd_pool *pool, u64 size)
 
 /*
  * Give back a record that was never published: its arena bytes if it still
- * is the latest allocation, else they stay counted as used.
+ * is the latest allocation, and then its @size bytes of max_bytes; else
+ * they stay counted as used.
  */
 static void uniqd_rec_waste(struct uniqd_pool *pool, struct uniqd_rec *rec,
-			    size_t size)
+			    size_t arena_size, size_t size)
 {
-	if (uniqd_arena_unalloc(&pool->arena, rec, size))
+	if (uniqd_arena_unalloc(&pool->arena, rec, arena_size))
 		uniqd_bytes_unreserve(pool, size);
 }
 
-/* Publishing a record: store @entry at the reserved index @idx of @xa. */
+/*
+ * Publishing a record: store @entry at the reserved index @idx of @xa, and
+ * for an entry, its offset in entries[] of the mapping (@slot).
+ */
 struct uniqd_publish {
 	struct xarray *xa;
 	u32 idx;
 	void *entry;
+	struct uniqd_map_slot *slot;
 };
 
 /*
  * Runs under a table spinlock. The index was reserved by xa_alloc(), so
- * replacing the reservation allocates nothing and cannot fail.
+ * replacing the reservation allocates nothing and cannot fail; the
+ * mapping's entry page was allocated beforehand.
  */
 static void uniqd_publish_xa(void *ctx, struct uniqd_rec *rec)
 {
 	struct uniqd_publish *p = ctx;
 
 	WARN_ON_ONCE(xa_is_err(xa_store(p->xa, p->idx, p->entry, GFP_NOWAIT)));
+	if (p->slot)
+		uniqd_map_entry_publish(p->slot);
 }
 
 struct uniqd_kclass *uniqd_class_find(struct uniqd_pool *pool, u32 id)
@@ -98,7 +107,8 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 		    bool create, u32 *id, bool *created)
 {
 	size_t size = UNIQD_REC_SIZE(len);
-	struct uniqd_publish pub;
+	size_t arena_size = sizeof(struct uniqd_rec) + ALIGN(len, 8);
+	struct uniqd_publish pub = {};
 	struct uniqd_kclass *cls;
 	struct uniqd_rec *rec, *got;
 	u64 hash;
@@ -133,7 +143,7 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 	atomic64_set(&cls->entries, 0);
 	if (uniqd_table_init(&cls->table))
 		goto free_cls;
-	rec = uniqd_arena_alloc(&pool->arena, size);
+	rec = uniqd_arena_alloc(&pool->arena, arena_size);
 	if (!rec)
 		goto free_table;
 
@@ -149,7 +159,8 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 	rec->class_id = 0;
 	rec->len = len;
 	rec->flags = 0;
-	memcpy(rec->data, name, len);
+	memcpy(rec + 1, name, len);
+	rec->data = (const u8 *)(rec + 1);
 	cls->id = cid;
 	cls->name = rec;
 
@@ -173,7 +184,7 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 
 free_rec:
 	/* Unreserves the bytes it can give back; the rest stay counted. */
-	uniqd_rec_waste(pool, rec, size);
+	uniqd_rec_waste(pool, rec, arena_size, size);
 	uniqd_table_destroy(&cls->table);
 	kfree(cls);
 	goto unlock;
@@ -214,6 +225,7 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 					 bool *created)
 {
 	size_t size = UNIQD_REC_SIZE(len);
+	struct uniqd_map_slot slot;
 	struct uniqd_publish pub;
 	struct uniqd_rec *rec, *got;
 	u32 idx;
@@ -224,37 +236,50 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 	ret = xa_alloc(&pool->entries, &idx, NULL,
 		       XA_LIMIT(1, pool->max_entries), GFP_KERNEL_ACCOUNT);
 	if (ret) {
-		uniqd_bytes_unreserve(pool, size);
-		return ERR_PTR(ret == -EBUSY ? -EDQUOT : ret);
+		ret = ret == -EBUSY ? -EDQUOT : ret;
+		goto unreserve;
 	}
-	rec = uniqd_arena_alloc(&pool->arena, size);
-	if (!rec) {
-		xa_erase(&pool->entries, idx);
-		uniqd_bytes_unreserve(pool, size);
-		return ERR_PTR(-ENOMEM);
-	}
+	ret = uniqd_map_entry_new(&pool->map, idx, cls->id, buf, len, &slot);
+	if (ret)
+		goto erase;
+	ret = -ENOMEM;
+	rec = uniqd_arena_alloc(&pool->arena, sizeof(*rec));
+	if (!rec)
+		goto waste_map;
 	rec->idx = idx;
 	rec->class_id = cls->id;
 	rec->len = len;
 	rec->flags = 0;
-	memcpy(rec->data, buf, len);
+	rec->data = slot.rec->data;
 
 	/* The handle resolves right before the content can be found. */
 	pub.xa = &pool->entries;
 	pub.idx = idx;
 	pub.entry = rec;
+	pub.slot = &slot;
 	got = uniqd_table_insert(&cls->table, hash, rec, uniqd_publish_xa, &pub);
 	if (got != rec) {
 		/* An error, or another inserter won: neither was ever visible. */
 		xa_erase(&pool->entries, idx);
-		uniqd_rec_waste(pool, rec, size);
+		uniqd_map_entry_waste(&pool->map, &slot);
+		uniqd_rec_waste(pool, rec, sizeof(*rec), size);
 		return got;
 	}
 	atomic64_inc(&cls->entries);
 	atomic64_inc(&pool->nr_entries);
 	atomic64_add(len, &pool->content_bytes);
+	/* Now processes may find it without asking (index.c). */
+	uniqd_map_index_add(&pool->map, cls->id, rec->data, len, idx);
 	*created = true;
 	return rec;
+
+waste_map:
+	uniqd_map_entry_waste(&pool->map, &slot);
+erase:
+	xa_erase(&pool->entries, idx);
+unreserve:
+	uniqd_bytes_unreserve(pool, size);
+	return ERR_PTR(ret);
 }
 
 /*

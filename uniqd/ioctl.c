@@ -52,7 +52,7 @@ static int uniqd_ioc_version(struct uniqd_file *uf, struct uniqd_pool *pool,
 	v->abi_version = UNIQD_ABI_VERSION;
 	v->max_key_len = uniqd_max_key_len;
 	v->features = UNIQD_FEAT_POOLS | UNIQD_FEAT_BATCH |
-		      UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS;
+		      UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS | UNIQD_FEAT_MAP;
 	if (uniqd_have_blake3_shash)
 		v->features |= UNIQD_FEAT_BLAKE3_SHASH;
 	v->max_pool_name = UNIQD_POOL_NAME_MAX;
@@ -306,12 +306,15 @@ static int uniqd_ioc_class_info(struct uniqd_file *uf, struct uniqd_pool *pool,
 	return 0;
 }
 
-#define UNIQD_IOCTL(_cmd, _fn, _pool, _out_on_err, _out_first)		\
+#define UNIQD_IOCTL_MIN(_cmd, _min, _fn, _pool, _out_on_err, _out_first) \
 	[_IOC_NR(_cmd)] = {						\
-		.cmd = _cmd, .min_size = _IOC_SIZE(_cmd),		\
+		.cmd = _cmd, .min_size = _min,				\
 		.needs_pool = _pool, .copy_out_on_error = _out_on_err,	\
 		.copy_out_first = _out_first, .fn = _fn,		\
 	}
+#define UNIQD_IOCTL(_cmd, _fn, _pool, _out_on_err, _out_first)		\
+	UNIQD_IOCTL_MIN(_cmd, _IOC_SIZE(_cmd), _fn, _pool, _out_on_err,	\
+			_out_first)
 
 static const struct uniqd_ioctl_desc uniqd_ioctls[] = {
 	UNIQD_IOCTL(UNIQD_IOC_VERSION, uniqd_ioc_version, false, false, false),
@@ -323,7 +326,10 @@ static const struct uniqd_ioctl_desc uniqd_ioctls[] = {
 	UNIQD_IOCTL(UNIQD_IOC_INTERN_BATCH, uniqd_ioc_batch, true, true, false),
 	UNIQD_IOCTL(UNIQD_IOC_RESOLVE, uniqd_ioc_resolve, true, true, false),
 	UNIQD_IOCTL(UNIQD_IOC_DIGEST, uniqd_ioc_digest, true, false, false),
-	UNIQD_IOCTL(UNIQD_IOC_STATS, uniqd_ioc_stats, true, false, false),
+	/* ABI 1 first had STATS up to attached; the map_* fields came later. */
+	UNIQD_IOCTL_MIN(UNIQD_IOC_STATS,
+			offsetof(struct uniqd_stats, map_bytes),
+			uniqd_ioc_stats, true, false, false),
 	UNIQD_IOCTL(UNIQD_IOC_CLASS_INFO, uniqd_ioc_class_info, true, true, false),
 };
 

@@ -13,6 +13,7 @@
 
 #include "blake3_shash.h"
 #include "keys.h"
+#include "map.h"
 #include "pool.h"
 #include "uniqd.h"
 
@@ -44,6 +45,7 @@ static const struct file_operations uniqd_fops = {
 	.open		= uniqd_open,
 	.release	= uniqd_release,
 	.unlocked_ioctl	= uniqd_ioctl,
+	.mmap		= uniqd_map_mmap,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,
 };

@@ -99,6 +99,7 @@ static void uniqd_pool_free(struct uniqd_pool *pool)
 	xa_destroy(&pool->entries);
 	uniqd_table_destroy(&pool->names);
 	uniqd_arena_destroy(&pool->arena);
+	uniqd_map_destroy(&pool->map);
 	if (!IS_ERR_OR_NULL(pool->hash_tfm))
 		uniqd_keys_tfm_free(pool->hash_tfm);
 	if (!IS_ERR_OR_NULL(pool->digest_tfm))
@@ -136,6 +137,10 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	pool->name_len = req->name_len;
 	memcpy(pool->name, req->name, req->name_len);
 
+	ret = uniqd_map_init(&pool->map, pool->max_bytes, pool->max_entries);
+	if (ret)
+		goto fail;
+	ret = -ENOMEM;
 	if (uniqd_table_init(&pool->names))
 		goto fail;
 	pool->stats = alloc_percpu_gfp(struct uniqd_pcpu_stats,
@@ -213,6 +218,8 @@ int uniqd_pool_attach(const struct uniqd_attach_req *req,
 		goto unlock;
 	}
 	ret = 0;	/* 1 only says the ids wrapped */
+	/* Before anyone can map it: handles are handle_base | idx. */
+	pool->map.hdr->handle_base = uniqd_handle(pool, 0);
 	hash_add(uniqd_pools, &pool->node,
 		 uniqd_name_hash(pool->name, pool->name_len));
 	uniqd_nr_pools++;
@@ -266,4 +273,5 @@ void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
 	st->classes = atomic_read(&pool->nr_classes);
 	st->max_classes = pool->max_classes;
 	st->attached = refcount_read(&pool->ref);
+	uniqd_map_stats(&pool->map, st);
 }

@@ -14,6 +14,7 @@
 #include <linux/xarray.h>
 
 #include "arena.h"
+#include "map.h"
 #include "table.h"
 #include "uniqd.h"
 
@@ -56,6 +57,7 @@ struct uniqd_pool {
 	struct mutex class_mutex;	/* registers classes */
 	struct uniqd_table names;	/* level 1: class names */
 	struct uniqd_arena arena;
+	struct uniqd_map map;		/* what processes mmap() */
 
 	atomic64_t arena_bytes;		/* reserved record bytes (max_bytes) */
 	atomic64_t nr_entries;

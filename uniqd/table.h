@@ -16,12 +16,14 @@
 #include <linux/types.h>
 
 /*
- * A record. Its content (hash, idx, class_id, len, data) is written
+ * A record: the kernel's own view of an entry or a class name, never
+ * mapped. Its content (hash, idx, class_id, len, data) is written
  * completely before it is inserted and never changed after; node is
  * rhashtable's link and flags only ever gains UNIQD_REC_PUBLISHED. In a
- * class's table, idx is the entry's index in the pool's entries xarray and
- * class_id its class; in the pool's class-name table, idx is the class id
- * and class_id is 0.
+ * class's table, idx is the entry's index in the pool's entries xarray,
+ * class_id its class, and data points at the content in the entry's mapped
+ * record (map.c); in the pool's class-name table, idx is the class id,
+ * class_id is 0 and data points right after the record.
  */
 struct uniqd_rec {
 	struct rhash_head node;
@@ -30,14 +32,17 @@ struct uniqd_rec {
 	u32 class_id;
 	u32 len;
 	u32 flags;		/* UNIQD_REC_*; 0 when inserted */
-	u8 data[] __aligned(8);
+	const u8 *data;
 };
 
 /* Set with release once the record's index resolves: lookups may return it. */
 #define UNIQD_REC_PUBLISHED	BIT(0)
 
-/* Arena bytes of a record holding @len bytes. */
-#define UNIQD_REC_SIZE(len)	ALIGN(sizeof(struct uniqd_rec) + (size_t)(len), 8)
+/*
+ * What a record holding @len bytes counts against max_bytes (the ABI's
+ * unit; the memory behind it is in STATS: arena_bytes, map_bytes).
+ */
+#define UNIQD_REC_SIZE(len)	ALIGN(32 + (size_t)(len), 8)
 
 struct uniqd_table {
 	spinlock_t lock;	/* writers: insert and publish */

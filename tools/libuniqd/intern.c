@@ -264,6 +264,20 @@ uint64_t uniqd_intern_ex(uniqd_pool *pool, uint32_t class_id,
 		}
 	}
 
+	/* Content any process interned is in the mapping: no system call. */
+	if (pool->map.base && !(flags & UNIQD_NOCACHE)) {
+		uint64_t h = uq_map_find(pool, class_id, data, len);
+
+		if (h) {
+			if (status)
+				*status = UNIQD_MAPPED;
+			if (c)
+				uq_cache_put(c, pool->head.serial_, class_id, data,
+					     (uint32_t)len, hash, h);
+			return h;
+		}
+	}
+
 	memset(&k, 0, sizeof(k));
 	k.class_id = class_id;
 	k.data = (uintptr_t)data;
@@ -375,6 +389,20 @@ size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 					}
 				}
 				c->misses++;
+			}
+			if (pool->map.base && use_cache) {
+				uint64_t h = uq_map_find(pool, it->class_id,
+							 it->data, it->len);
+
+				if (h) {
+					it->handle = h;
+					it->status = UNIQD_MAPPED;
+					if (c && it->len <= UQ_HEAP_MAX)
+						uq_cache_put(c, pool->head.serial_,
+							     it->class_id, it->data,
+							     (uint32_t)it->len, hash, h);
+					continue;
+				}
 			}
 			memset(&keys[n], 0, sizeof(keys[n]));
 			keys[n].class_id = it->class_id;

@@ -46,10 +46,26 @@ struct uq_class_name {
 	char *name;
 };
 
+/* The pool mapped read-only (map.c); base NULL when it is not. */
+struct uq_map {
+	const uint8_t *base;
+	size_t size;
+	const struct uniqd_map_header *hdr;
+	uint64_t seed[2];
+	uint64_t handle_base;
+	uint64_t entries_off, entries_cap;
+	uint64_t index_off, index_size;
+	uint64_t records_off, records_size;
+	uint32_t probe;
+	int error;			/* why it is not mapped */
+	bool off;			/* turned off by flag or environment */
+};
+
 struct uniqd_pool {
 	struct uniqd_pool_head_ head;	/* first: read by uniqd_class_cached() */
 	int fd;
 	bool nocache;
+	struct uq_map map;
 	uint32_t max_key_len;
 	uint32_t max_batch;
 	struct uniqd_pool_info info;
@@ -89,6 +105,16 @@ struct uq_failure {
  * Only the slow paths call it: the record is formatted lazily.
  */
 int uq_fail(enum uq_call call, int err, const struct uq_failure *f) UQ_HIDDEN;
+
+/* The mapping: set up after ATTACH, torn down by uniqd_close(). */
+void uq_map_open(uniqd_pool *pool, bool off) UQ_HIDDEN;
+void uq_map_close(uniqd_pool *pool) UQ_HIDDEN;
+/* The handle of (class, content) if the mapping holds it, else 0. */
+uint64_t uq_map_find(const uniqd_pool *pool, uint32_t class_id,
+		     const void *data, size_t len) UQ_HIDDEN;
+/* The mapped record of HANDLE, or NULL (then ask the kernel). */
+const struct uniqd_map_rec *uq_map_rec(const uniqd_pool *pool,
+				       uint64_t handle) UQ_HIDDEN;
 
 /* Allocate a pool serial: unique in the process, never 0. 0 when exhausted. */
 uint32_t uq_new_serial(void) UQ_HIDDEN;

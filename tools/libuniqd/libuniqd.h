@@ -54,6 +54,7 @@ typedef struct uniqd_pool uniqd_pool;
 #define UNIQD_OPEN_SHARE_GROUP	(1U << 2)	/* a new pool: our group may attach */
 #define UNIQD_OPEN_SHARE_ALL	(1U << 3)	/* a new pool: anyone may attach */
 #define UNIQD_OPEN_NOCACHE	(1U << 16)	/* bypass the per-thread cache */
+#define UNIQD_OPEN_NOMAP	(1U << 17)	/* do not map the pool (also: UNIQD_NOMAP=1) */
 
 /* Limits asked for a new pool; 0 takes the module's default. */
 struct uniqd_limits {
@@ -205,6 +206,7 @@ uint64_t uniqd_lookup(uniqd_pool *pool, uint32_t class_id, const void *data,
 #define UNIQD_CREATED		(1U << 0)	/* this call interned the content */
 #define UNIQD_ABSENT		(1U << 1)	/* NOCREATE: not interned (handle 0) */
 #define UNIQD_CACHED		(1U << 2)	/* answered by the per-thread cache */
+#define UNIQD_MAPPED		(1U << 3)	/* found in the mapped pool, no system call */
 
 /* uniqd_intern() with FLAGS; *STATUS (may be NULL) gets UNIQD_* bits. */
 uint64_t uniqd_intern_ex(uniqd_pool *pool, uint32_t class_id,
@@ -249,6 +251,16 @@ void *uniqd_resolve_alloc(uniqd_pool *pool, uint64_t handle, size_t *len,
 			  uint32_t *class_id);
 
 /*
+ * Zero-copy resolve: a pointer to HANDLE's content inside the mapped pool,
+ * with its length in *LEN and class in *CLASS_ID (either may be NULL). The
+ * bytes are read-only and never change; the pointer is valid until
+ * uniqd_close(POOL). NULL with errno on failure: EOPNOTSUPP when the pool is
+ * not mapped (see uniqd_map_info()), else as uniqd_resolve(). Since 1.1.
+ */
+const void *uniqd_resolve_ptr(uniqd_pool *pool, uint64_t handle, size_t *len,
+			      uint32_t *class_id);
+
+/*
  * The identity of HANDLE beyond this machine: BLAKE3-256 of
  * le32(class name length) || class name || content.
  */
@@ -289,6 +301,24 @@ int uniqd_cache_stats(struct uniqd_cache_stats *stats);
 /* Forget everything the calling thread's cache holds (never needed for
  * correctness; for measurements). */
 void uniqd_cache_clear(void);
+
+/* ---- the mapped pool (since 1.1) ---------------------------------------- */
+
+/*
+ * uniqd_open() maps the pool read-only when the module offers it, so that
+ * lookups of content any process interned, and resolves, need no system
+ * call. UNIQD_OPEN_NOMAP or UNIQD_NOMAP=1 in the environment turn it off.
+ */
+struct uniqd_map_info {
+	const void *addr;	/* the mapping, NULL if the pool is not mapped */
+	uint64_t size;		/* its length in bytes */
+	int32_t error;		/* why not mapped: 0 (mapped, or turned off) or an errno */
+	uint32_t off;		/* 1 if turned off by flag or environment */
+	uint64_t hits;		/* calling thread: keys found in a mapping */
+	uint64_t misses;	/* calling thread: probed, then asked the kernel */
+};
+
+int uniqd_map_info(const uniqd_pool *pool, struct uniqd_map_info *info);
 
 /* ---- errors ------------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 
 #define UQ_OPEN_FLAGS (UNIQD_OPEN_EXISTING | UNIQD_OPEN_NEW | \
 		       UNIQD_OPEN_SHARE_GROUP | UNIQD_OPEN_SHARE_ALL | \
-		       UNIQD_OPEN_NOCACHE)
+		       UNIQD_OPEN_NOCACHE | UNIQD_OPEN_NOMAP)
 
 /* The library flags are the kernel's where they overlap. */
 _Static_assert(UNIQD_OPEN_EXISTING == UNIQD_ATTACH_EXISTING, "flag");
@@ -178,6 +178,8 @@ uniqd_pool *uniqd_open_ex(const char *device, const void *name,
 		uq_fail(UQ_CALL_MEMORY, ENOMEM, &f);
 		goto close_fd;
 	}
+	/* Best effort: without the mapping every call asks the kernel. */
+	uq_map_open(p, flags & UNIQD_OPEN_NOMAP);
 	return p;
 
 close_fd:
@@ -195,6 +197,7 @@ int uniqd_close(uniqd_pool *pool)
 
 	if (!pool)
 		return 0;
+	uq_map_close(pool);
 	r = uq_sys_close(pool->fd);
 	for (uint32_t i = 0; i < pool->class_cap; i++)
 		free(pool->classes[i].name);

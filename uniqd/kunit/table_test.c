@@ -100,12 +100,13 @@ static struct uniqd_rec *uk_rec(struct kunit *test, struct uniqd_table *t,
 	struct uk_tab *tab = container_of(t, struct uk_tab, t);
 	struct uniqd_rec *rec;
 
-	rec = uniqd_arena_alloc(&tab->arena, UNIQD_REC_SIZE(len));
+	rec = uniqd_arena_alloc(&tab->arena, sizeof(*rec) + ALIGN(len, 8));
 	KUNIT_ASSERT_NOT_NULL(test, rec);
 	memset(rec, 0, sizeof(*rec));
 	rec->idx = idx;
 	rec->len = len;
-	memcpy(rec->data, data, len);
+	memcpy(rec + 1, data, len);
+	rec->data = (const u8 *)(rec + 1);
 	return rec;
 }
 

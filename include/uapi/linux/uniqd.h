@@ -37,6 +37,7 @@
 #define UNIQD_FEAT_RESOLVE	(1ULL << 2)	/* RESOLVE, DIGEST */
 #define UNIQD_FEAT_STATS	(1ULL << 3)	/* STATS, CLASS_INFO */
 #define UNIQD_FEAT_BLAKE3_SHASH	(1ULL << 4)	/* "blake3" in the crypto API */
+#define UNIQD_FEAT_MAP		(1ULL << 5)	/* mmap() of an attached pool */
 
 struct uniqd_version {
 	__u32 abi_version;	/* out: UNIQD_ABI_VERSION */
@@ -163,6 +164,67 @@ struct uniqd_stats {
 	__u32 max_classes;
 	__u32 class_slots;	/* size of the class-name table */
 	__u32 attached;		/* file descriptors attached now */
+	/* Since UNIQD_FEAT_MAP: */
+	__u64 map_bytes;	/* pages of the mapping allocated so far */
+	__u64 map_size;		/* bytes the mapping reserves (mmap length) */
+	__u64 map_indexed;	/* entries findable through the mapped index */
+	__u64 map_overflow;	/* entries left out of it (probe window full) */
+	__u64 index_slots;	/* slots of the current mapped index */
+	__u64 index_bytes;	/* every index array, the retired ones too */
+};
+
+/*
+ * The mapped pool (UNIQD_FEAT_MAP). mmap() of a file attached to a pool maps
+ * it read-only: PROT_READ only, MAP_SHARED or MAP_PRIVATE, offset 0 up to
+ * header.map_size bytes (Documentation/userspace-api.rst, "The mapped
+ * pool"). Every byte in it is one of the structures below, record content,
+ * or zero; every offset is from the start of the mapping; the kernel is the
+ * only writer. Words marked "published" are stored by the kernel with
+ * release semantics after what they cover: load them with acquire.
+ */
+#define UNIQD_MAP_MAGIC		0x3170616d64716e75ULL	/* "unqdmap1" */
+#define UNIQD_MAP_VERSION	1
+
+/* Slots an entry may sit away from its home slot in the index. */
+#define UNIQD_MAP_PROBE		16
+
+struct uniqd_map_header {		/* at offset 0, one page */
+	__u64 magic;			/* UNIQD_MAP_MAGIC */
+	__u32 version;			/* UNIQD_MAP_VERSION */
+	__u32 header_size;		/* sizeof(struct uniqd_map_header) */
+	__u32 page_size;		/* the kernel's page size */
+	__u32 probe;			/* UNIQD_MAP_PROBE */
+	__u64 map_size;			/* bytes to map: the whole reserved range */
+	__u64 handle_base;		/* handle of entry idx: handle_base | idx */
+	__u64 hash_seed[2];		/* public key of the index hash */
+	__u64 entries_off;		/* __u64 entries[idx]: a record's offset */
+	__u64 entries_cap;		/* slots reserved there (max_entries + 1) */
+	__u64 index_off;		/* region of the index arrays */
+	__u64 index_size;		/* its bytes */
+	__u64 records_off;		/* region of the records */
+	__u64 records_size;		/* its bytes */
+	__u64 entries_end;		/* published: entries[] readable below */
+	__u64 index;			/* published: the current index */
+	__u64 records_end;		/* published: records readable below */
+	__u64 reserved[16];		/* zero */
+};
+
+/*
+ * header.index: the offset of the current index array in bytes (bits 63..8,
+ * a multiple of the page size) and log2 of its slots (bits 5..0); 0 while
+ * the pool has no index. A slot is 0 (empty) or (tag << 32 | idx) with tag
+ * the high 32 bits of the entry's 64-bit index hash, never 0 with idx. An
+ * entry's home slot is tag & (slots - 1); it sits at most UNIQD_MAP_PROBE - 1
+ * slots after it (wrapping), else it is not in the mapped index at all.
+ */
+#define UNIQD_MAP_INDEX_LOG2(w)	((__u32)((w) & 0x3f))
+#define UNIQD_MAP_INDEX_OFF(w)	((w) & ~0xffULL)
+
+/* A record: 8-byte aligned, content then zero padding to 8 bytes. */
+struct uniqd_map_rec {
+	__u32 class_id;
+	__u32 len;
+	__u8 data[];
 };
 
 #define UNIQD_IOC_MAGIC		0xb3

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libuniqd: the pool mapped read-only (Documentation/userspace-api.rst,
+ * "The mapped pool"). The kernel is its only writer; we only read, and
+ * trust nothing we read to be in bounds: every offset and index is checked
+ * against the header before it is followed, and a hit is returned only
+ * after class, length and bytes compare equal with the mapped record, which
+ * never changes once published. Anything else (a miss, a torn view while the
+ * index grows, a value out of bounds) only sends the call to the kernel.
+ *
+ * Memory order: the kernel stores a record, then entries[idx], then the
+ * index slot, each published with release; we load the index word, the
+ * slot, entries_end and entries[idx] with acquire, so what they cover is
+ * complete when we read it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "maphash.h"
+
+#define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+
+/* The calling thread's mapped lookups, for uniqd_map_info(). */
+static __thread uint64_t uq_map_hits __attribute__((tls_model("initial-exec")));
+static __thread uint64_t uq_map_misses __attribute__((tls_model("initial-exec")));
+
+static int uq_map_check(const struct uniqd_map_header *h, size_t page)
+{
+	if (h->magic != UNIQD_MAP_MAGIC || h->version != UNIQD_MAP_VERSION ||
+	    h->header_size < sizeof(*h) || h->page_size != page ||
+	    !h->probe || h->probe > 4096)
+		return EPROTO;
+	/* Each region inside the mapping, none overflowing. */
+	if (h->entries_off > h->map_size || h->entries_cap >
+	    (h->map_size - h->entries_off) / sizeof(uint64_t) ||
+	    h->index_off > h->map_size ||
+	    h->index_size > h->map_size - h->index_off ||
+	    h->records_off > h->map_size ||
+	    h->records_size > h->map_size - h->records_off)
+		return EPROTO;
+	return 0;
+}
+
+void uq_map_open(uniqd_pool *p, bool off)
+{
+	struct uq_map *m = &p->map;
+	const char *env = getenv("UNIQD_NOMAP");
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const struct uniqd_map_header *h;
+	void *base;
+
+	memset(m, 0, sizeof(*m));
+	if (off || (env && *env && strcmp(env, "0"))) {
+		m->off = true;
+		return;
+	}
+	if (!(p->info.device.features & UNIQD_FEAT_MAP)) {
+		m->error = EOPNOTSUPP;
+		return;
+	}
+	/* The header says how much there is to map. */
+	h = mmap(NULL, page, PROT_READ, MAP_SHARED, p->fd, 0);
+	if (h == MAP_FAILED) {
+		m->error = errno;
+		return;
+	}
+	m->error = uq_map_check(h, page);
+	m->size = h->map_size;
+	munmap((void *)h, page);
+	if (m->error)
+		return;
+	base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, p->fd, 0);
+	if (base == MAP_FAILED) {
+		m->error = errno;
+		return;
+	}
+	h = base;
+	/* The geometry never changes: keep a private copy of it. */
+	m->error = uq_map_check(h, page);
+	if (m->error || h->map_size != m->size) {
+		munmap(base, m->size);
+		m->error = EPROTO;
+		return;
+	}
+	m->hdr = h;
+	m->seed[0] = h->hash_seed[0];
+	m->seed[1] = h->hash_seed[1];
+	m->handle_base = h->handle_base;
+	m->entries_off = h->entries_off;
+	m->entries_cap = h->entries_cap;
+	m->index_off = h->index_off;
+	m->index_size = h->index_size;
+	m->records_off = h->records_off;
+	m->records_size = h->records_size;
+	m->probe = h->probe;
+	m->base = base;
+}
+
+void uq_map_close(uniqd_pool *p)
+{
+	if (p->map.base)
+		munmap((void *)p->map.base, p->map.size);
+	p->map.base = NULL;
+}
+
+/* The record at entries[idx], checked to lie inside the records region. */
+static const struct uniqd_map_rec *uq_map_entry(const struct uq_map *m,
+						uint32_t idx)
+{
+	const uint64_t *entries = (const uint64_t *)(m->base + m->entries_off);
+	const struct uniqd_map_rec *r;
+	uint64_t off, end;
+
+	if (!idx || idx >= m->entries_cap || idx >= UQ_LOAD(&m->hdr->entries_end))
+		return NULL;
+	off = UQ_LOAD(&entries[idx]);
+	end = m->records_off + m->records_size;
+	if (off < m->records_off || off > end - sizeof(*r) || (off & 7))
+		return NULL;
+	r = (const struct uniqd_map_rec *)(m->base + off);
+	if (r->len > end - off - sizeof(*r))
+		return NULL;
+	return r;
+}
+
+uint64_t uq_map_find(const uniqd_pool *p, uint32_t class_id, const void *data,
+		     size_t len)
+{
+	const struct uq_map *m = &p->map;
+	uint64_t w, mask, off, h;
+	const uint64_t *slots;
+	uint32_t tag, log2;
+
+	if (len > UINT32_MAX)
+		return 0;
+	w = UQ_LOAD(&m->hdr->index);
+	log2 = UNIQD_MAP_INDEX_LOG2(w);
+	off = UNIQD_MAP_INDEX_OFF(w);
+	if (!w || log2 > 40 || off < m->index_off ||
+	    off - m->index_off > m->index_size ||
+	    (sizeof(uint64_t) << log2) > m->index_size - (off - m->index_off))
+		return 0;
+	slots = (const uint64_t *)(m->base + off);
+	mask = (1ULL << log2) - 1;
+	h = uniqd_maphash(m->seed[0], m->seed[1], class_id, data, (uint32_t)len);
+	tag = (uint32_t)(h >> 32);
+	for (uint32_t i = 0; i < m->probe; i++) {
+		uint64_t v = UQ_LOAD(&slots[(tag + i) & mask]);
+		const struct uniqd_map_rec *r;
+
+		if (!v)
+			break;		/* it would sit here: not in this array */
+		if ((uint32_t)(v >> 32) != tag)
+			continue;
+		r = uq_map_entry(m, (uint32_t)v);
+		if (r && r->class_id == class_id && r->len == len &&
+		    !memcmp(r->data, data, len)) {
+			uq_map_hits++;
+			return m->handle_base | (uint32_t)v;
+		}
+	}
+	uq_map_misses++;
+	return 0;
+}
+
+const struct uniqd_map_rec *uq_map_rec(const uniqd_pool *p, uint64_t handle)
+{
+	const struct uq_map *m = &p->map;
+
+	if (!m->base || (handle >> 32) != (m->handle_base >> 32))
+		return NULL;
+	return uq_map_entry(m, (uint32_t)handle);
+}
+
+const void *uniqd_resolve_ptr(uniqd_pool *pool, uint64_t handle, size_t *len,
+			      uint32_t *class_id)
+{
+	const struct uniqd_map_rec *r;
+	ssize_t n;
+
+	if (!pool) {
+		uq_fail(UQ_CALL_RESOLVE, EINVAL, NULL);
+		return NULL;
+	}
+	if (!pool->map.base) {
+		uq_fail(UQ_CALL_RESOLVE, EOPNOTSUPP,
+			&(struct uq_failure){ .pool = pool, .num = handle });
+		return NULL;
+	}
+	r = uq_map_rec(pool, handle);
+	if (!r) {
+		/* Not one of ours, or published a moment ago: the kernel says. */
+		n = uniqd_resolve(pool, handle, NULL, 0, NULL);
+		if (n < 0)
+			return NULL;
+		r = uq_map_rec(pool, handle);
+		if (!r) {
+			uq_fail(UQ_CALL_RESOLVE, EPROTO,
+				&(struct uq_failure){ .pool = pool, .num = handle });
+			return NULL;
+		}
+	}
+	if (len)
+		*len = r->len;
+	if (class_id)
+		*class_id = r->class_id;
+	return r->data;
+}
+
+int uniqd_map_info(const uniqd_pool *pool, struct uniqd_map_info *info)
+{
+	if (!pool || !info)
+		return uq_fail(UQ_CALL_ARGS, EINVAL, NULL);
+	memset(info, 0, sizeof(*info));
+	info->addr = pool->map.base;
+	info->size = pool->map.base ? pool->map.size : 0;
+	info->error = pool->map.error;
+	info->off = pool->map.off;
+	info->hits = uq_map_hits;
+	info->misses = uq_map_misses;
+	return 0;
+}

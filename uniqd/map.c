@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uniqd: the pool mapped read-only into processes.
+ *
+ * A pool reserves one range of page offsets when it is created:
+ *
+ *   page 0                   struct uniqd_map_header
+ *   entries region           __u64 entries[max_entries + 1]: record offsets
+ *   index region             index arrays (index.c), never reused
+ *   records region           struct uniqd_map_rec, 8-byte aligned
+ *
+ * Pages are allocated as the pool grows, each a zeroed page of its own
+ * (GFP_KERNEL_ACCOUNT | __GFP_ZERO), entered in m->pages, and mapped into
+ * processes lazily by uniqd_map_fault(). Multi-page areas (64 KiB record
+ * chunks, records larger than 8 KiB, index arrays) are also vmap()ed so
+ * that the kernel sees them contiguous. Nothing is ever unmapped, moved or
+ * freed before the pool: a mapping never needs to be zapped, and a reader
+ * holding an old offset still reads what it read before.
+ *
+ * Only uapi structures, content and zeroes are ever written to these pages:
+ * no pointer, no kernel hash, no secret (Documentation/design.rst).
+ */
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/nospec.h>
+#include <linux/overflow.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/vmalloc.h>
+
+#include "map.h"
+#include "pool.h"
+
+/* A kernel mapping of a multi-page area, unmapped with the pool. */
+struct uniqd_map_vm {
+	struct uniqd_map_vm *next;
+	void *addr;
+};
+
+#ifndef UNIQD_HAVE_VM_FLAGS_MOD
+/* Before 6.3 (Debian's 6.1) the flags are written directly. */
+static void vm_flags_mod(struct vm_area_struct *vma, unsigned long set,
+			 unsigned long clear)
+{
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+}
+#endif
+
+/* A zeroed page at @pg of the mapping; NULL on -ENOMEM. */
+static struct page *uniqd_map_page(struct uniqd_map *m, pgoff_t pg)
+{
+	struct page *page;
+
+	lockdep_assert_held(&m->lock);
+	page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!page)
+		return NULL;
+	if (xa_err(xa_store(&m->pages, pg, page, GFP_KERNEL_ACCOUNT))) {
+		__free_page(page);
+		return NULL;
+	}
+	m->bytes += PAGE_SIZE;
+	return page;
+}
+
+/*
+ * @n zeroed pages at @pg..@pg + @n - 1, contiguous in the kernel: the
+ * kernel address, or NULL on -ENOMEM (pages already entered stay, zeroed
+ * and unused, until the pool is freed).
+ */
+void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n)
+{
+	struct uniqd_map_vm *vm;
+	struct page **pages;
+	unsigned int i;
+	void *addr = NULL;
+
+	lockdep_assert_held(&m->lock);
+	if (n == 1) {
+		struct page *page = uniqd_map_page(m, pg);
+
+		return page ? page_address(page) : NULL;
+	}
+	vm = kmalloc(sizeof(*vm), GFP_KERNEL_ACCOUNT);
+	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
+	if (!vm || !pages)
+		goto out;
+	for (i = 0; i < n; i++) {
+		pages[i] = uniqd_map_page(m, pg + i);
+		if (!pages[i])
+			goto out;
+	}
+	addr = vmap(pages, n, VM_MAP, PAGE_KERNEL);
+	if (!addr)
+		goto out;
+	vm->addr = addr;
+	vm->next = m->vms;
+	m->vms = vm;
+	vm = NULL;
+out:
+	kvfree(pages);
+	kfree(vm);
+	return addr;
+}
+
+int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
+{
+	struct uniqd_map_header *h;
+	u64 entries_pages, index_pages, records_pages, slots;
+	struct page *page;
+
+	mutex_init(&m->lock);
+	xa_init(&m->pages);
+
+	/*
+	 * The index doubles while more than half full: its largest array has
+	 * at most 4 * max_entries slots, and all arrays together less than
+	 * twice that. Records waste at most 1/8 of a chunk and less than a
+	 * page per record larger than 8 KiB: twice max_bytes is room enough.
+	 */
+	slots = roundup_pow_of_two(max(2 * max_entries,
+				       1ULL << UNIQD_MAP_INDEX_MIN_LOG2));
+	entries_pages = DIV_ROUND_UP((max_entries + 1) * sizeof(u64), PAGE_SIZE);
+	index_pages = DIV_ROUND_UP(2 * slots * sizeof(u64), PAGE_SIZE);
+	records_pages = DIV_ROUND_UP(2 * max_bytes, PAGE_SIZE) +
+			UNIQD_MAP_CHUNK_PAGES;
+	m->entries_pg = 1;
+	m->index_pg = m->entries_pg + entries_pages;
+	m->records_pg = m->index_pg + index_pages;
+	m->map_pages = m->records_pg + records_pages;
+	m->index_pages = index_pages;
+	m->records_pages = records_pages;
+	m->entries_next = m->entries_pg;
+	m->index_next = m->index_pg;
+	m->records_next = m->records_pg;
+
+	mutex_lock(&m->lock);
+	page = uniqd_map_page(m, 0);
+	mutex_unlock(&m->lock);
+	if (!page)
+		return -ENOMEM;
+	h = page_address(page);
+	m->hdr = h;
+	get_random_bytes(m->seed, sizeof(m->seed));
+	h->magic = UNIQD_MAP_MAGIC;
+	h->version = UNIQD_MAP_VERSION;
+	h->header_size = sizeof(*h);
+	h->page_size = PAGE_SIZE;
+	h->probe = UNIQD_MAP_PROBE;
+	h->map_size = (u64)m->map_pages << PAGE_SHIFT;
+	h->handle_base = 0;	/* set once the pool has its id */
+	h->hash_seed[0] = m->seed[0];
+	h->hash_seed[1] = m->seed[1];
+	h->entries_off = (u64)m->entries_pg << PAGE_SHIFT;
+	h->entries_cap = max_entries + 1;
+	h->index_off = (u64)m->index_pg << PAGE_SHIFT;
+	h->index_size = index_pages << PAGE_SHIFT;
+	h->records_off = (u64)m->records_pg << PAGE_SHIFT;
+	h->records_size = records_pages << PAGE_SHIFT;
+	h->entries_end = 0;
+	h->index = 0;
+	h->records_end = h->records_off;
+	return 0;
+}
+
+/* Only when nothing maps the pool and no caller is left: it is being freed. */
+void uniqd_map_destroy(struct uniqd_map *m)
+{
+	struct uniqd_map_vm *vm;
+	struct page *page;
+	unsigned long pg;
+
+	while ((vm = m->vms)) {
+		m->vms = vm->next;
+		vunmap(vm->addr);
+		kfree(vm);
+	}
+	/* A page someone still pins (a read-only GUP) is freed by them. */
+	xa_for_each(&m->pages, pg, page) {
+		put_page(page);
+		cond_resched();
+	}
+	xa_destroy(&m->pages);
+	mutex_destroy(&m->lock);
+}
+
+/* Make entries[idx] readable: its page, and those before it. */
+static u64 *uniqd_map_entry_slot(struct uniqd_map *m, u32 idx)
+{
+	pgoff_t pg = m->entries_pg + ((u64)idx * sizeof(u64) >> PAGE_SHIFT);
+	struct page *page;
+
+	lockdep_assert_held(&m->lock);
+	while (m->entries_next <= pg) {
+		if (!uniqd_map_page(m, m->entries_next))
+			return NULL;
+		m->entries_next++;
+		/* Pairs with readers' acquire: entries below are in pages. */
+		smp_store_release(&m->hdr->entries_end,
+				  (u64)(m->entries_next - m->entries_pg) *
+				  (PAGE_SIZE / sizeof(u64)));
+	}
+	page = xa_load(&m->pages, pg);
+	return (u64 *)page_address(page) + (idx & (PAGE_SIZE / sizeof(u64) - 1));
+}
+
+/* @size bytes for a record: kernel address and offset, or NULL. */
+static void *uniqd_map_rec_space(struct uniqd_map *m, u32 size, u64 *off)
+{
+	u32 chunk = UNIQD_MAP_CHUNK_PAGES << PAGE_SHIFT;
+	unsigned int n;
+	void *p;
+
+	lockdep_assert_held(&m->lock);
+	if (m->chunk && chunk - m->chunk_used >= size) {
+		p = m->chunk + m->chunk_used;
+		*off = m->chunk_off + m->chunk_used;
+		m->chunk_used += size;
+		return p;
+	}
+	n = size > chunk / 8 ? DIV_ROUND_UP(size, PAGE_SIZE) :
+			       UNIQD_MAP_CHUNK_PAGES;
+	if (n > m->records_pg + m->records_pages - m->records_next)
+		return NULL;
+	p = uniqd_map_alloc(m, m->records_next, n);
+	if (!p)
+		return NULL;
+	*off = (u64)m->records_next << PAGE_SHIFT;
+	m->records_next += n;
+	WRITE_ONCE(m->hdr->records_end, (u64)m->records_next << PAGE_SHIFT);
+	if (n == UNIQD_MAP_CHUNK_PAGES && size <= chunk / 8) {
+		/* The old chunk's tail stays zero and unused. */
+		m->chunk = p;
+		m->chunk_off = *off;
+		m->chunk_used = size;
+	}
+	return p;
+}
+
+/*
+ * Write the record of a new entry @idx and make entries[idx] writable; it
+ * is visible to readers only after uniqd_map_entry_publish(). Errors:
+ * -ENOMEM; -EDQUOT if the records region is full (not before max_bytes).
+ */
+int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
+			const void *data, u32 len, struct uniqd_map_slot *s)
+{
+	struct uniqd_map_rec *rec;
+	int ret = -ENOMEM;
+
+	s->size = ALIGN(sizeof(*rec) + len, 8);
+	mutex_lock(&m->lock);
+	s->entry = uniqd_map_entry_slot(m, idx);
+	if (!s->entry)
+		goto unlock;
+	rec = uniqd_map_rec_space(m, s->size, &s->off);
+	if (!rec)
+		goto unlock;
+	/* The space is zero: the padding after the content stays so. */
+	rec->class_id = class_id;
+	rec->len = len;
+	memcpy(rec->data, data, len);
+	s->rec = rec;
+	ret = 0;
+unlock:
+	mutex_unlock(&m->lock);
+	return ret;
+}
+
+/*
+ * A record that will never be published (an error, or another inserter
+ * won): zero it, and give its space back if it still is the latest.
+ */
+void uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s)
+{
+	mutex_lock(&m->lock);
+	memset(s->rec, 0, s->size);
+	if (m->chunk && s->off + s->size == m->chunk_off + m->chunk_used &&
+	    s->off >= m->chunk_off)
+		m->chunk_used -= s->size;
+	mutex_unlock(&m->lock);
+}
+
+/*
+ * entries[idx] = the record's offset. The record is complete; its reader
+ * loads the entry with acquire. Runs under a table spinlock.
+ */
+void uniqd_map_entry_publish(struct uniqd_map_slot *s)
+{
+	smp_store_release(s->entry, s->off);
+}
+
+void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st)
+{
+	mutex_lock(&m->lock);
+	st->map_bytes = m->bytes;
+	st->map_size = (u64)m->map_pages << PAGE_SHIFT;
+	st->map_indexed = m->indexed;
+	st->map_overflow = m->overflow;
+	st->index_slots = m->slots ? 1ULL << m->log2 : 0;
+	st->index_bytes = m->index_bytes;
+	mutex_unlock(&m->lock);
+}
+
+/*
+ * Any page of the pool that exists, else SIGBUS: a reader that follows the
+ * published words never meets a missing page.
+ */
+static vm_fault_t uniqd_map_fault(struct vm_fault *vmf)
+{
+	struct uniqd_map *m = vmf->vma->vm_private_data;
+	struct page *page;
+	pgoff_t pg = vmf->pgoff;
+
+	if (pg >= m->map_pages)
+		return VM_FAULT_SIGBUS;
+	pg = array_index_nospec(pg, m->map_pages);
+	page = xa_load(&m->pages, pg);
+	if (!page)
+		return VM_FAULT_SIGBUS;
+	get_page(page);
+	vmf->page = page;
+	return 0;
+}
+
+static const struct vm_operations_struct uniqd_map_vm_ops = {
+	.fault = uniqd_map_fault,
+};
+
+/*
+ * mmap() of an attached file: read-only for good. VM_MAYWRITE and
+ * VM_MAYEXEC are cleared, so neither mprotect() nor a forced write
+ * (/proc/pid/mem, ptrace, process_vm_writev) can add them, and a
+ * MAP_PRIVATE mapping is no COW mapping. The VMA holds the file, so the
+ * pool (and the module) live until it is unmapped.
+ */
+int uniqd_map_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct uniqd_file *uf = file->private_data;
+	struct uniqd_pool *pool;
+	unsigned long pages = vma_pages(vma);
+
+	/* Pairs with the release in uniqd_ioc_attach(). */
+	pool = smp_load_acquire(&uf->pool);
+	if (!pool)
+		return -EBADFD;
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
+		return -EPERM;
+	if (vma->vm_pgoff >= pool->map.map_pages ||
+	    pages > pool->map.map_pages - vma->vm_pgoff)
+		return -EINVAL;
+	vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYWRITE | VM_MAYEXEC);
+	vma->vm_ops = &uniqd_map_vm_ops;
+	vma->vm_private_data = &pool->map;
+	return 0;
+}

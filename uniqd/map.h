@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * uniqd: the pool as processes map it read-only (struct uniqd_map_header
+ * and what follows it in the uapi header), and the mapped index in it.
+ */
+#ifndef UNIQD_MAP_H
+#define UNIQD_MAP_H
+
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+#include <uapi/linux/uniqd.h>
+
+struct file;
+struct vm_area_struct;
+struct uniqd_map_vm;
+
+/* Records of up to 1/8 of a chunk are bump-allocated in 64 KiB chunks. */
+#define UNIQD_MAP_CHUNK_PAGES	16U
+/* The first index array; doubled when more than half full. */
+#define UNIQD_MAP_INDEX_MIN_LOG2	10U
+
+/*
+ * Every page of the mapping is a whole zeroed page of its own, charged to
+ * the creator's memory cgroup, and lives until the pool is freed, which is
+ * after the last VMA is gone (each holds the file, each file the pool).
+ */
+struct uniqd_map {
+	/*
+	 * Guards everything below but pages, hdr and the geometry, which
+	 * are set before the pool is published. Taken to allocate records and
+	 * entry pages and to add to the index; may sleep.
+	 */
+	struct mutex lock;
+	/* pgoff -> struct page *, for the fault handler (read under RCU). */
+	struct xarray pages;
+	struct uniqd_map_header *hdr;	/* page 0, in the direct map */
+	u64 seed[2];			/* copy of hdr->hash_seed */
+	pgoff_t map_pages;		/* hdr->map_size in pages */
+
+	pgoff_t entries_pg;		/* first page of each region */
+	pgoff_t index_pg;
+	pgoff_t records_pg;
+	pgoff_t index_pages;		/* pages of the index region */
+	pgoff_t records_pages;
+
+	pgoff_t entries_next;		/* next entries page to allocate */
+	pgoff_t index_next;		/* next free page of the index region */
+	pgoff_t records_next;		/* and of the record region */
+
+	u8 *chunk;			/* record chunk being filled, or NULL */
+	u32 chunk_used;			/* bytes of it handed out */
+	u64 chunk_off;			/* its offset in the mapping */
+
+	u64 *slots;			/* the current index array, or NULL */
+	u32 log2;			/* of its slots */
+	u64 indexed;			/* entries in it */
+	u64 overflow;			/* entries left out of it */
+	u64 index_bytes;		/* every index array so far */
+	u64 bytes;			/* pages allocated, in bytes */
+
+	struct uniqd_map_vm *vms;	/* kernel mappings of multi-page areas */
+};
+
+/* Where a new entry goes: filled by uniqd_map_entry_new(). */
+struct uniqd_map_slot {
+	struct uniqd_map_rec *rec;	/* its record, kernel address */
+	u64 off;			/* the record's offset in the mapping */
+	u64 *entry;			/* &entries[idx], kernel address */
+	u32 size;			/* bytes of the record */
+};
+
+int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries);
+void uniqd_map_destroy(struct uniqd_map *m);
+void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n);
+int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
+			const void *data, u32 len, struct uniqd_map_slot *s);
+void uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s);
+void uniqd_map_entry_publish(struct uniqd_map_slot *s);
+void uniqd_map_index_add(struct uniqd_map *m, u32 class_id, const void *data,
+			 u32 len, u32 idx);
+void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st);
+int uniqd_map_mmap(struct file *file, struct vm_area_struct *vma);
+
+#endif /* UNIQD_MAP_H */
