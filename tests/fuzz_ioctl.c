@@ -1370,8 +1370,8 @@ static void one_call(void)
 	x.err = -1;
 	if (!valid) {
 		x.err = ENOTTY;
-	} else if (usize < ksize) {
-		x.err = EINVAL;
+	} else if (usize < (ci == 8 ? UNIQD_STATS_SIZE_VER0 : ksize)) {
+		x.err = EINVAL;	/* shorter than the first published struct */
 	} else if ((dir & _IOC_WRITE) && (g = copy_in(arg, ksize, usize))) {
 		x.err = g;
 	} else if (ci >= 2 && !f->pool) {
@@ -1391,7 +1391,7 @@ static void one_call(void)
 		x.err = x.fn_err;
 		if ((dir & _IOC_READ) &&
 		    (x.fn_err == -1 || !x.fn_err || out_on_error[ci])) {
-			if (!writable(arg, ksize))
+			if (!writable(arg, usize < ksize ? usize : ksize))
 				x.err = x.fn_err == -1 ? -1 : EFAULT;
 			else if (x.fn_err != -1)
 				x.out_ok = 1;

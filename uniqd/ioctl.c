@@ -316,6 +316,8 @@ static int uniqd_ioc_class_info(struct uniqd_file *uf, struct uniqd_pool *pool,
 	UNIQD_IOCTL_MIN(_cmd, _IOC_SIZE(_cmd), _fn, _pool, _out_on_err,	\
 			_out_first)
 
+static_assert(UNIQD_STATS_SIZE_VER0 == offsetof(struct uniqd_stats, map_bytes));
+
 static const struct uniqd_ioctl_desc uniqd_ioctls[] = {
 	UNIQD_IOCTL(UNIQD_IOC_VERSION, uniqd_ioc_version, false, false, false),
 	/* Attaching cannot be undone: fail before it if the result cannot go out. */
@@ -326,9 +328,8 @@ static const struct uniqd_ioctl_desc uniqd_ioctls[] = {
 	UNIQD_IOCTL(UNIQD_IOC_INTERN_BATCH, uniqd_ioc_batch, true, true, false),
 	UNIQD_IOCTL(UNIQD_IOC_RESOLVE, uniqd_ioc_resolve, true, true, false),
 	UNIQD_IOCTL(UNIQD_IOC_DIGEST, uniqd_ioc_digest, true, false, false),
-	/* ABI 1 first had STATS up to attached; the map_* fields came later. */
-	UNIQD_IOCTL_MIN(UNIQD_IOC_STATS,
-			offsetof(struct uniqd_stats, map_bytes),
+	/* The map_* fields came later: the first STATS is still served. */
+	UNIQD_IOCTL_MIN(UNIQD_IOC_STATS, UNIQD_STATS_SIZE_VER0,
 			uniqd_ioc_stats, true, false, false),
 	UNIQD_IOCTL(UNIQD_IOC_CLASS_INFO, uniqd_ioc_class_info, true, true, false),
 };

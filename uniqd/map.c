@@ -290,6 +290,7 @@ void uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s)
  */
 void uniqd_map_entry_publish(struct uniqd_map_slot *s)
 {
+	/* Pairs with readers' acquire of entries[idx]: the record is whole. */
 	smp_store_release(s->entry, s->off);
 }
 

@@ -173,6 +173,9 @@ struct uniqd_stats {
 	__u64 index_bytes;	/* every index array, the retired ones too */
 };
 
+/* STATS as ABI 1 first published it (up to attached); still accepted. */
+#define UNIQD_STATS_SIZE_VER0	88
+
 /*
  * The mapped pool (UNIQD_FEAT_MAP). mmap() of a file attached to a pool maps
  * it read-only: PROT_READ only, MAP_SHARED or MAP_PRIVATE, offset 0 up to
