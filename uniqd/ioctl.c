@@ -316,7 +316,7 @@ static int uniqd_ioc_class_info(struct uniqd_file *uf, struct uniqd_pool *pool,
 	UNIQD_IOCTL_MIN(_cmd, _IOC_SIZE(_cmd), _fn, _pool, _out_on_err,	\
 			_out_first)
 
-static_assert(UNIQD_STATS_SIZE_VER0 == offsetof(struct uniqd_stats, map_bytes));
+static_assert(offsetof(struct uniqd_stats, map_bytes) == UNIQD_STATS_SIZE_VER0);
 
 static const struct uniqd_ioctl_desc uniqd_ioctls[] = {
 	UNIQD_IOCTL(UNIQD_IOC_VERSION, uniqd_ioc_version, false, false, false),
