@@ -119,14 +119,17 @@ static int kernel_counts(uniqd_pool *p, uint64_t *hits, uint64_t *misses)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct uniqd_device_info dev;
+	int mapped = !ut_nomap();
 	uniqd_pool *p, *q;
 	uint32_t ci = 0, cf = 0;
 	uint64_t h1 = 0;
+	int ret;
 
-	th_init("lib");
+	(void)argc;
+	th_init(mapped ? "lib" : "lib-nomap");
 
 	th_case("device info") {
 		CHECK(uniqd_device_info(NULL, &dev) == 0, "%s", uniqd_last_error());
@@ -416,10 +419,65 @@ int main(void)
 		      "gone: errno %d", errno);
 	}
 
+	th_case("the mapping: keys of another handle without a system call") {
+		struct uniqd_map_info mi;
+		uniqd_pool *o = uniqd_open("lib.basic", UNIQD_OPEN_EXISTING);
+		uint32_t co = uniqd_class(o, "builtin.integer");
+		uint64_t hits0 = 0, misses0 = 0, hits1 = 0, misses1 = 0, h;
+		unsigned int st = 0;
+		const char *ptr;
+		size_t len = 0;
+		uint32_t cls = 0;
+
+		CHECK(o && co, "%s", uniqd_last_error());
+		CHECK(uniqd_map_info(o, &mi) == 0, "%s", uniqd_last_error());
+		CHECK(mapped ? mi.addr && mi.size && !mi.off && !mi.error :
+			       !mi.addr && mi.off, "addr %p size %llu off %u error %d",
+		      mi.addr, (unsigned long long)mi.size, mi.off, mi.error);
+		/* "mapped-key" was interned through p: o's cache has never seen it. */
+		h = uniqd_intern(p, ci, "mapped-key", 10);
+		CHECK(h, "%s", uniqd_last_error());
+		CHECK(kernel_counts(o, &hits0, &misses0) == 0, "stats");
+		CHECK(uniqd_intern_ex(o, co, "mapped-key", 10, 0, &st) == h, "handle");
+		CHECK(kernel_counts(o, &hits1, &misses1) == 0, "stats");
+		if (mapped) {
+			CHECK(st == UNIQD_MAPPED, "status %u", st);
+			CHECK(hits1 == hits0 && misses1 == misses0,
+			      "the kernel was asked: hits %llu -> %llu",
+			      (unsigned long long)hits0, (unsigned long long)hits1);
+			ptr = uniqd_resolve_ptr(o, h, &len, &cls);
+			CHECK(ptr && len == 10 && cls == co && !memcmp(ptr, "mapped-key", 10),
+			      "resolve_ptr: %s", uniqd_last_error());
+			CHECK(!uniqd_resolve_ptr(o, h + (1ULL << 40), &len, &cls) &&
+			      (errno == EXDEV || errno == ENOENT), "foreign: errno %d", errno);
+			CHECK(uniqd_map_info(o, &mi) == 0 && mi.hits >= 1, "hits %llu",
+			      (unsigned long long)mi.hits);
+		} else {
+			CHECK(st == 0 && hits1 == hits0 + 1, "status %u, hits %llu -> %llu",
+			      st, (unsigned long long)hits0, (unsigned long long)hits1);
+			CHECK(!uniqd_resolve_ptr(o, h, &len, &cls) && errno == EOPNOTSUPP,
+			      "resolve_ptr without a mapping: errno %d", errno);
+		}
+		/* LOOKUP and resolve say the same with or without it. */
+		CHECK(uniqd_lookup(o, co, "mapped-key", 10) == h, "lookup");
+		CHECK(!uniqd_lookup(o, co, "never-interned", 14) && errno == ENOENT,
+		      "absent: errno %d", errno);
+		{
+			char buf[16];
+
+			CHECK(uniqd_resolve(o, h, buf, sizeof(buf), &cls) == 10 &&
+			      !memcmp(buf, "mapped-key", 10), "resolve");
+		}
+		uniqd_close(o);
+	}
+
 	th_case("close") {
 		CHECK(uniqd_close(p) == 0, "close");
 		p = uniqd_open("lib.basic", UNIQD_OPEN_EXISTING);
 		CHECK(!p && errno == ENOENT, "the last close freed the pool");
 	}
-	return th_finish();
+	ret = th_finish();
+	if (mapped)
+		ret |= ut_rerun_nomap(argv);
+	return ret;
 }

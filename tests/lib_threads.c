@@ -21,6 +21,7 @@
 
 #include "harness.h"
 #include "libuniqd.h"
+#include "uniqd_test.h"
 
 #define KEYS 6000	/* more than the cache's slots: evictions happen */
 #define THREADS 8
@@ -241,11 +242,12 @@ static size_t resident_bytes(void)
 	return resident * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char why[400];
 
-	th_init("lib-threads");
+	(void)argc;
+	th_init(ut_nomap() ? "lib-threads-nomap" : "lib-threads");
 	pool = uniqd_open("lib.threads", UNIQD_OPEN_NEW);
 	th_case("setup") {
 		char key[300];
@@ -378,5 +380,9 @@ int main(void)
 	th_case("close") {
 		CHECK(uniqd_close(pool) == 0, "close");
 	}
-	return th_finish();
+	{
+		int ret = th_finish();
+
+		return ut_nomap() ? ret : ret | ut_rerun_nomap(argv);
+	}
 }

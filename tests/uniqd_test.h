@@ -262,4 +262,33 @@ static inline void ut_expected_digest(const char *name, const void *data,
 	uniqd_blake3_final(&h, out, UNIQD_DIGEST_SIZE);
 }
 
+/* libuniqd was told not to map pools (UNIQD_NOMAP). */
+static inline int ut_nomap(void)
+{
+	const char *env = getenv("UNIQD_NOMAP");
+
+	return env && *env && strcmp(env, "0");
+}
+
+/*
+ * Run this program again with UNIQD_NOMAP=1, so that a libuniqd test also
+ * runs without the mapping; 0 if that run passed.
+ */
+static inline int ut_rerun_nomap(char **argv)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		setenv("UNIQD_NOMAP", "1", 1);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return 1;
+	return !WIFEXITED(st) || WEXITSTATUS(st);
+}
+
 #endif /* UNIQD_TESTS_UNIQD_TEST_H */
