@@ -85,6 +85,9 @@ for p in $parts; do
 		else
 			"$BIN/ub_memory" --n "$nkeys"
 		fi || out "error ub_memory exit $?" ;;
+	map)
+		note "ub_map"
+		"$BIN/ub_map" --rounds "$rounds" || out "error ub_map exit $?" ;;
 	*)
 		out "error unknown part $p" ;;
 	esac

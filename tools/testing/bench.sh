@@ -24,6 +24,9 @@
 #   scale         ub_scale: 1 and 2 processes
 #   corpus        ub_corpus: the Linux headers' tokens, N "compilers"
 #   memory        ub_memory: kernel bytes per entry at 1M entries
+#   map           ub_map: the mapped pool (lookups without a system call,
+#                 zero-copy resolve, INTERN creating vs present, 1 and 2
+#                 processes); its probe also runs natively in "host"
 #
 # UNIQD_BENCH_PARTS and UNIQD_BENCH_ROUNDS set the defaults. --quick: fewer
 # rounds and smaller sizes, to try the machinery (figures mean less).
@@ -33,7 +36,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
-parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus memory"}
+parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus memory map"}
 rounds=${UNIQD_BENCH_ROUNDS:-5}
 nkeys=1000000 mem=3072 timeout=5400 out=$B/bench-results report_only= quick=
 wait_quiet=0
@@ -132,6 +135,8 @@ if has host; then
 		[ -S "$sock" ] && rargs=(--redis "$sock")
 		UNIQD_RESULTS=/dev/null timeout 600 "$B/bench-bin/ub_micro" --host --rounds "$rounds" "${rargs[@]}"
 		UNIQD_RESULTS=/dev/null timeout 300 "$B/bench-bin/ub_pingpong" "$rounds"
+		# The mapped index's probe (libuniqd's) against getppid(), natively.
+		timeout 300 "$B/bench-bin/ub_map" --host --rounds "$rounds" | sed 's/^UBENCH op /UBENCH host-map /'
 		# The kernel's hashes are not reachable here; OpenSSL's are the
 		# closest native reference (SHA-256 with SHA-NI where the CPU has
 		# it), next to uniqd's own BLAKE3 built for userspace.

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The mapped pool (Documentation/benchmarks.rst, "The mapped pool"), all in
+ * one run so that the ratios hold whatever TCG does:
+ *
+ *   syscall_getppid     the cheapest system call (reference)
+ *   ioctl_version       a null ioctl on /dev/uniqd: the system call floor
+ *   map_first           uniqd_lookup() of a key another process interned,
+ *                       found through the mapping (libuniqd opened with
+ *                       UNIQD_OPEN_NOCACHE, so its per-thread cache never
+ *                       answers: every call is a first meeting)
+ *   intern_hit          INTERN ioctl of a present key
+ *   intern_new          INTERN ioctl creating a key, the pool growing
+ *   inprocfast_hit      a private interner with a multiply-mix hash (the
+ *                       construction of the index hash)
+ *   inproc_hit          a private interner with keyed BLAKE3
+ *   resolve_ioctl       RESOLVE ioctl into a buffer
+ *   resolve_copy        uniqd_resolve(): copied out of the mapping
+ *   resolve_ptr         uniqd_resolve_ptr(): a pointer into the mapping
+ *
+ *   UBENCH map-scale procs=N ops=O ns=T     map_first in N processes at once
+ *   UBENCH map-scale-ceiling procs=N ...    inprocfast_hit, the same way
+ *
+ *   ub_map [--rounds N] [--host]
+ *
+ * --host runs natively on the host, where the module cannot be loaded: an
+ * index is built in memory by the rules of index.c and probed by libuniqd's
+ * own probe (map.c): the probe against getppid() without TCG.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"	/* libuniqd's probe, for --host */
+#include "libuniqd.h"
+#include "maphash.h"
+#include "ubench.h"
+
+#define PRESENT		65536U
+#define FRESH		2000000U
+#define POOL		"ubench-map"
+
+static struct ub_keys present, fresh;
+static uint32_t *order;
+static int fd;
+static uint32_t cls;
+static uniqd_pool *lib;
+static uint32_t lib_cls;
+static uint64_t *handles;
+static struct ub_interner *inproc, *inprocfast;
+
+struct cursor {
+	uint64_t pos;
+};
+
+static const uint8_t *next_present(struct cursor *c, uint32_t *len)
+{
+	return ub_key(&present, order[c->pos++ % PRESENT], len);
+}
+
+static int run_getppid(void *ctx, uint64_t ops)
+{
+	(void)ctx;
+	for (uint64_t i = 0; i < ops; i++)
+		syscall(SYS_getppid);
+	return 0;
+}
+
+static int run_version(void *ctx, uint64_t ops)
+{
+	struct uniqd_version v;
+
+	(void)ctx;
+	for (uint64_t i = 0; i < ops; i++)
+		if (ioctl(fd, UNIQD_IOC_VERSION, &v))
+			return -1;
+	return 0;
+}
+
+static int run_map_first(void *ctx, uint64_t ops)
+{
+	for (uint64_t i = 0; i < ops; i++) {
+		uint32_t len;
+		const uint8_t *k = next_present(ctx, &len);
+
+		if (!uniqd_lookup(lib, lib_cls, k, len))
+			return -1;
+	}
+	return 0;
+}
+
+static int run_intern(void *ctx, uint64_t ops, bool new)
+{
+	struct cursor *c = ctx;
+
+	for (uint64_t i = 0; i < ops; i++) {
+		uint32_t len;
+		const uint8_t *k = new ? ub_key(&fresh, c->pos++ % FRESH, &len) :
+					 next_present(c, &len);
+		uint64_t h;
+
+		if (ub_uniqd_intern(fd, cls, k, len, &h))
+			return -1;
+	}
+	return 0;
+}
+
+static int run_intern_hit(void *ctx, uint64_t ops)
+{
+	return run_intern(ctx, ops, false);
+}
+
+static int run_intern_new(void *ctx, uint64_t ops)
+{
+	return run_intern(ctx, ops, true);
+}
+
+static int run_local(void *ctx, uint64_t ops)
+{
+	struct ub_interner *t = *(struct ub_interner **)ctx;
+	static struct cursor c;
+	bool created;
+
+	for (uint64_t i = 0; i < ops; i++) {
+		uint32_t len;
+		const uint8_t *k = next_present(&c, &len);
+
+		ub_intern_local(t, 1, k, len, &created);
+	}
+	return 0;
+}
+
+static int run_resolve(void *ctx, uint64_t ops, int how)
+{
+	struct cursor *c = ctx;
+	char buf[256];
+
+	for (uint64_t i = 0; i < ops; i++) {
+		uint64_t h = handles[order[c->pos++ % PRESENT]];
+		struct uniqd_resolve r = { .handle = h, .buf = (uintptr_t)buf,
+					   .buf_len = sizeof(buf) };
+		size_t len;
+
+		if (how == 0 && ioctl(fd, UNIQD_IOC_RESOLVE, &r))
+			return -1;
+		if (how == 1 && uniqd_resolve(lib, h, buf, sizeof(buf), NULL) < 0)
+			return -1;
+		if (how == 2) {
+			const char *p = uniqd_resolve_ptr(lib, h, &len, NULL);
+
+			if (!p)
+				return -1;
+			/* Touch it, as a caller would. */
+			__asm__ volatile("" : : "r"(p[0]));
+		}
+	}
+	return 0;
+}
+
+static int run_resolve_ioctl(void *ctx, uint64_t ops)
+{
+	return run_resolve(ctx, ops, 0);
+}
+
+static int run_resolve_copy(void *ctx, uint64_t ops)
+{
+	return run_resolve(ctx, ops, 1);
+}
+
+static int run_resolve_ptr(void *ctx, uint64_t ops)
+{
+	return run_resolve(ctx, ops, 2);
+}
+
+/* @procs processes run @run for @ms each at once: total ops/s. */
+static void scale(const char *what, int (*run)(void *, uint64_t), int procs,
+		  int ms)
+{
+	uint64_t *res = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint64_t ops = 0, ns = 0;
+
+	for (int p = 0; p < procs; p++) {
+		if (fork())
+			continue;
+		struct cursor c = { .pos = (uint64_t)p * 7919 };
+		uint64_t t0 = ub_now(), n = 0;
+
+		while (ub_now() - t0 < (uint64_t)ms * 1000000) {
+			if (run(run == run_local ? (void *)&inprocfast : &c, 256))
+				_exit(1);
+			n += 256;
+		}
+		res[2 * p] = n;
+		res[2 * p + 1] = ub_now() - t0;
+		_exit(0);
+	}
+	for (int p = 0; p < procs; p++)
+		wait(NULL);
+	for (int p = 0; p < procs; p++) {
+		ops += res[2 * p];
+		ns = res[2 * p + 1] > ns ? res[2 * p + 1] : ns;
+	}
+	ub_out("UBENCH %s procs=%d ops=%llu ns=%llu\n", what, procs,
+	       (unsigned long long)ops, (unsigned long long)ns);
+	munmap(res, 4096);
+}
+
+static uniqd_pool host_pool;
+
+static int run_probe(void *ctx, uint64_t ops)
+{
+	for (uint64_t i = 0; i < ops; i++) {
+		uint32_t len;
+		const uint8_t *k = next_present(ctx, &len);
+
+		if (!uq_map_find(&host_pool, 1, k, len))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * --host: an index in memory, built by index.c's rules (home = tag & mask,
+ * first empty of 16 slots, doubled past half full), probed by libuniqd.
+ */
+static int host(unsigned int rounds)
+{
+	size_t page = 4096, nslots = 1U << 18, rec_bytes = 64U << 20;
+	size_t entries_off = page, index_off = entries_off + (PRESENT + 1) * 8;
+	size_t records_off, size;
+	uniqd_pool *pool = &host_pool;
+	struct uniqd_map_header *h;
+	uint64_t *entries, *slots, roff;
+	uint8_t *base;
+
+	index_off = (index_off + page - 1) & ~(page - 1);
+	records_off = index_off + nslots * 8;
+	size = records_off + rec_bytes;
+	base = ub_alloc(size);
+	h = (void *)base;
+	h->magic = UNIQD_MAP_MAGIC;
+	h->version = UNIQD_MAP_VERSION;
+	h->header_size = sizeof(*h);
+	h->page_size = page;
+	h->probe = UNIQD_MAP_PROBE;
+	h->map_size = size;
+	h->handle_base = 7ULL << 32;
+	h->hash_seed[0] = 0x0123456789abcdefULL;
+	h->hash_seed[1] = 0xfedcba9876543210ULL;
+	h->entries_off = entries_off;
+	h->entries_cap = PRESENT + 1;
+	h->index_off = index_off;
+	h->index_size = nslots * 8;
+	h->records_off = records_off;
+	h->records_size = rec_bytes;
+	entries = (uint64_t *)(base + entries_off);
+	slots = (uint64_t *)(base + index_off);
+	roff = records_off;
+	for (uint32_t i = 0; i < PRESENT; i++) {
+		uint32_t len, idx = i + 1;
+		const uint8_t *k = ub_key(&present, i, &len);
+		struct uniqd_map_rec *r = (void *)(base + roff);
+		uint64_t hh = uniqd_maphash(h->hash_seed[0], h->hash_seed[1], 1, k, len);
+		uint32_t tag = hh >> 32;
+
+		r->class_id = 1;
+		r->len = len;
+		memcpy(r->data, k, len);
+		entries[idx] = roff;
+		roff += (sizeof(*r) + len + 7) & ~7UL;
+		for (uint32_t j = 0; j < UNIQD_MAP_PROBE; j++) {
+			uint64_t *s = &slots[(tag + j) & (nslots - 1)];
+
+			if (!*s) {
+				*s = (uint64_t)tag << 32 | idx;
+				break;
+			}
+		}
+	}
+	h->entries_end = PRESENT + 1;
+	h->records_end = roff;
+	h->index = index_off | 18;
+
+	/* libuniqd's reader, over that memory. */
+	pool->map.base = base;
+	pool->map.size = size;
+	pool->map.hdr = h;
+	pool->map.seed[0] = h->hash_seed[0];
+	pool->map.seed[1] = h->hash_seed[1];
+	pool->map.handle_base = h->handle_base;
+	pool->map.entries_off = entries_off;
+	pool->map.entries_cap = h->entries_cap;
+	pool->map.index_off = index_off;
+	pool->map.index_size = h->index_size;
+	pool->map.records_off = records_off;
+	pool->map.records_size = rec_bytes;
+	pool->map.probe = UNIQD_MAP_PROBE;
+	for (uint32_t i = 0; i < PRESENT; i++) {
+		uint32_t len;
+		const uint8_t *k = ub_key(&present, i, &len);
+
+		if (uq_map_find(pool, 1, k, len) != (h->handle_base | (i + 1)))
+			ub_die("host: key %u not found by the probe", i);
+	}
+
+	{
+		struct cursor c1 = { 0 };
+		struct ub_case cases[] = {
+			{ .name = "syscall_getppid", .run = run_getppid, .ctx = NULL, .unit = 64 },
+			{ .name = "map_probe", .run = run_probe, .ctx = &c1, .unit = 64 },
+			{ .name = "inprocfast_hit", .run = run_local, .ctx = &inprocfast, .unit = 64 },
+		};
+
+		ub_compare(cases, 3, rounds, 200, 2);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int rounds = 5;
+	bool host_only = false;
+	struct cursor c[8] = { 0 };
+	bool created;
+	pid_t pid;
+	int st;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+			rounds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--host"))
+			host_only = true;
+		else
+			ub_die("usage: ub_map [--rounds N] [--host]");
+	}
+	ub_keys_make(&present, PRESENT, 0, 42);
+	order = ub_alloc(PRESENT * sizeof(*order));
+	for (uint32_t i = 0; i < PRESENT; i++)
+		order[i] = i;
+	ub_shuffle(order, PRESENT, 7);
+	inproc = ub_interner_new(UB_HASH_BLAKE3);
+	inprocfast = ub_interner_new(UB_HASH_FAST);
+	for (uint32_t i = 0; i < PRESENT; i++) {
+		uint32_t len;
+		const uint8_t *k = ub_key(&present, i, &len);
+
+		ub_intern_local(inproc, 1, k, len, &created);
+		ub_intern_local(inprocfast, 1, k, len, &created);
+	}
+	if (host_only)
+		return host(rounds);
+
+	/* Another process interns every present key and goes away. */
+	fd = ub_uniqd_open(POOL);
+	cls = ub_uniqd_class(fd, "ident");
+	pid = fork();
+	if (!pid) {
+		int f2 = ub_uniqd_open(POOL);
+
+		ub_uniqd_intern_all(f2, ub_uniqd_class(f2, "ident"), &present,
+				    PRESENT);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st))
+		ub_die("the interning child failed");
+	ub_keys_make(&fresh, FRESH, PRESENT, 43);
+	lib = uniqd_open(POOL, UNIQD_OPEN_EXISTING | UNIQD_OPEN_NOCACHE);
+	if (!lib)
+		ub_die("uniqd_open: %s", uniqd_last_error());
+	lib_cls = uniqd_class(lib, "ident");
+	handles = ub_alloc(PRESENT * sizeof(*handles));
+	for (uint32_t i = 0; i < PRESENT; i++) {
+		uint32_t len;
+		const uint8_t *k = ub_key(&present, i, &len);
+
+		if (ub_uniqd_intern(fd, cls, k, len, &handles[i]))
+			ub_die("intern");
+	}
+	{
+		struct uniqd_map_info mi;
+
+		uniqd_map_info(lib, &mi);
+		if (!mi.addr)
+			ub_die("the pool is not mapped (error %d)", mi.error);
+	}
+
+	{
+		struct ub_case cases[] = {
+			{ .name = "syscall_getppid", .run = run_getppid, .ctx = NULL, .unit = 16 },
+			{ .name = "ioctl_version", .run = run_version, .ctx = NULL, .unit = 16 },
+			{ .name = "map_first", .run = run_map_first, .ctx = &c[0], .unit = 16 },
+			{ .name = "intern_hit", .run = run_intern_hit, .ctx = &c[1], .unit = 16 },
+			{ .name = "intern_new", .run = run_intern_new, .ctx = &c[2], .unit = 16 },
+			{ .name = "inprocfast_hit", .run = run_local, .ctx = &inprocfast, .unit = 16 },
+			{ .name = "inproc_hit", .run = run_local, .ctx = &inproc, .unit = 16 },
+			{ .name = "resolve_ioctl", .run = run_resolve_ioctl, .ctx = &c[3], .unit = 16 },
+			{ .name = "resolve_copy", .run = run_resolve_copy, .ctx = &c[4], .unit = 16 },
+			{ .name = "resolve_ptr", .run = run_resolve_ptr, .ctx = &c[5], .unit = 16 },
+		};
+
+		ub_compare(cases, sizeof(cases) / sizeof(cases[0]), rounds, 200, 2);
+	}
+	{
+		struct uniqd_stats s;
+
+		if (!ub_uniqd_stats(fd, &s))
+			ub_out("UBENCH map-stats entries=%llu map_bytes=%llu index_slots=%llu index_bytes=%llu overflow=%llu\n",
+			       (unsigned long long)s.entries,
+			       (unsigned long long)s.map_bytes,
+			       (unsigned long long)s.index_slots,
+			       (unsigned long long)s.index_bytes,
+			       (unsigned long long)s.map_overflow);
+	}
+	for (int procs = 1; procs <= 2; procs++) {
+		scale("map-scale", run_map_first, procs, 1000);
+		scale("map-scale-ceiling", run_local, procs, 1000);
+	}
+	uniqd_close(lib);
+	close(fd);
+	return 0;
+}
