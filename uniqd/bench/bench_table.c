@@ -175,13 +175,16 @@ static void ub_rec_fill(enum ub_impl impl, void *p, u32 i)
 		rec->idx = i + 1;
 		rec->class_id = 1;
 		rec->len = k->len;
-		memcpy(rec->data, ub_kbytes + k->off, k->len);
+		/* As uniqd's class names: the bytes right after the record. */
+		memcpy(rec + 1, ub_kbytes + k->off, k->len);
+		rec->data = (const u8 *)(rec + 1);
 	}
 }
 
 static size_t ub_rec_size(enum ub_impl impl, u32 len)
 {
-	return impl == UB_OA ? UB_OA_REC_SIZE(len) : UNIQD_REC_SIZE(len);
+	return impl == UB_OA ? UB_OA_REC_SIZE(len) :
+			       sizeof(struct uniqd_rec) + ALIGN(len, 8);
 }
 
 /* Keys, their hashes, the lookup order and every table's records. */

@@ -547,7 +547,7 @@ static int uk_conc_insert(struct uk_conc *c, unsigned int id)
 
 	for (j = 0; j < UK_CONC_KEYS; j++, k = (k + step) % UK_CONC_KEYS) {
 		u32 len = uk_conc_key(k, buf);
-		size_t size = UNIQD_REC_SIZE(len);
+		size_t size = sizeof(struct uniqd_rec) + ALIGN(len, 8);
 		struct uniqd_rec *rec, *got, *old;
 
 		rec = uniqd_arena_alloc(&c->arena, size);
@@ -558,7 +558,8 @@ static int uk_conc_insert(struct uk_conc *c, unsigned int id)
 		rec->idx = k;
 		rec->class_id = 1;
 		rec->len = len;
-		memcpy(rec->data, buf, len);
+		memcpy(rec + 1, buf, len);
+		rec->data = (const u8 *)(rec + 1);
 		got = uniqd_table_insert(&c->t, uk_conc_hash(k), rec,
 					 uk_conc_publish, c);
 		if (IS_ERR(got)) {
