@@ -1478,6 +1478,60 @@ static void one_call(void)
 
 /* ---- setup ---------------------------------------------------------------- */
 
+/*
+ * mmap() of a random file with random protections, flags, offset and
+ * length; what the kernel must answer is computed from the file's STATS.
+ * A mapping that succeeds is read, then mprotect() must refuse write and
+ * exec, then it is unmapped.
+ */
+static void one_map_call(void)
+{
+	static const int prots[] = { PROT_READ, PROT_NONE, PROT_READ | PROT_WRITE,
+				     PROT_READ | PROT_EXEC, PROT_WRITE,
+				     PROT_READ | PROT_WRITE | PROT_EXEC };
+	struct kfile *f = &files[below(NFILES)];
+	int prot = prots[below(6)], flags = pct(70) ? MAP_SHARED : MAP_PRIVATE;
+	__u64 pages = pct(5) ? 0 : pct(80) ? 1 + below(8) : rnd() >> below(64);
+	__u64 off = pct(70) ? 0 : pct(70) ? below(1 << 20) : rnd() >> below(64);
+	struct uniqd_stats st;
+	int want = 0, attached;
+	void *p;
+
+	res->calls++;
+	attached = ioctl(f->fd, UNIQD_IOC_STATS, &st) == 0;
+	if (!pages || pages > (1ULL << 28) || off > (1ULL << 35))
+		want = -1;		/* the kernel's own checks: not modelled */
+	else if (!attached)
+		want = EBADFD;
+	else if (prot & (PROT_WRITE | PROT_EXEC))
+		want = EPERM;
+	else if ((off + pages) * PG > st.map_size)
+		want = EINVAL;
+	errno = 0;
+	p = mmap(NULL, pages * PG, prot, flags, f->fd, off * PG);
+	if (p == MAP_FAILED) {
+		int e = errno;
+
+		if (want == -1 ? e != EINVAL && e != ENOMEM && e != EOVERFLOW &&
+				 e != EBADFD && e != EPERM : e != want)
+			mismatch("mmap(%llu pages, prot %d, flags %d, page %llu): %s, want %s",
+				 (unsigned long long)pages, prot, flags,
+				 (unsigned long long)off, errname(e), errname(want));
+		return;
+	}
+	if (want > 0)
+		mismatch("mmap(%llu pages, prot %d, page %llu): success, want %s",
+			 (unsigned long long)pages, prot, (unsigned long long)off,
+			 errname(want));
+	if ((prot & PROT_READ) && !off &&
+	    ((const struct uniqd_map_header *)p)->magic != UNIQD_MAP_MAGIC)
+		mismatch("mapped header: bad magic");
+	if (!mprotect(p, PG, PROT_READ | PROT_WRITE) ||
+	    !mprotect(p, PG, PROT_READ | PROT_EXEC))
+		mismatch("mprotect added write or exec to a pool mapping");
+	munmap(p, pages * PG);
+}
+
 static __u64 param(const char *name, __u64 dflt)
 {
 	char path[128];
@@ -1762,7 +1816,10 @@ static int worker(int w, __u64 seed, __u64 calls, int full)
 		return 1;
 	}
 	for (i = 0; i < calls && !stop; i++) {
-		one_call();
+		if (pct(3))
+			one_map_call();
+		else
+			one_call();
 		/* Now and then a file closes (its pool may go) and opens again. */
 		if (pct(1)) {
 			int j = 3 + below(NFILES - 3);
