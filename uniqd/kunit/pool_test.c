@@ -17,6 +17,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
+#include "maphash.h"
 #include "pool.h"
 #include "uniqd_kunit.h"
 
@@ -919,6 +920,111 @@ static void intern_concurrent(struct kunit *test)
 	}
 }
 
+/* ---- the mapped pool, seen through the kernel's addresses of its pages -- */
+
+/* The u64 at offset @off of the mapping, through its page. */
+static u64 uk_map_word(struct uniqd_map *m, u64 off)
+{
+	struct page *page = xa_load(&m->pages, off >> PAGE_SHIFT);
+
+	if (!page)
+		return ~0ULL;	/* a reader would SIGBUS: never expected */
+	return *(u64 *)(page_address(page) + (off & ~PAGE_MASK));
+}
+
+/* What a reader finds for (@cls, @data): the idx, or 0. */
+static u32 uk_map_find(struct uniqd_map *m, u32 cls, const void *data, u32 len)
+{
+	u64 w = smp_load_acquire(&m->hdr->index), h, mask, off;
+	u32 tag, i;
+
+	if (!w)
+		return 0;
+	mask = (1ULL << UNIQD_MAP_INDEX_LOG2(w)) - 1;
+	off = UNIQD_MAP_INDEX_OFF(w);
+	h = uniqd_maphash(m->seed[0], m->seed[1], cls, data, len);
+	tag = h >> 32;
+	for (i = 0; i < UNIQD_MAP_PROBE; i++) {
+		u64 v = uk_map_word(m, off + 8 * ((tag + i) & mask));
+		u64 roff;
+
+		if (!v)
+			return 0;
+		if ((u32)(v >> 32) != tag)
+			continue;
+		roff = uk_map_word(m, m->hdr->entries_off + 8 * (u32)v);
+		if (uk_map_word(m, roff) == ((u64)len << 32 | cls))
+			return (u32)v;
+	}
+	return 0;
+}
+
+/*
+ * 3000 entries: the index doubles from 1024 slots to 8192; after each
+ * entry, every entry so far is found through the current array, and the
+ * first array, retired long ago, still holds exactly what it held.
+ */
+static void map_index_growth(struct kunit *test)
+{
+	const u32 n = 3000;
+	struct uniqd_pool *pool = uk_pool(test, "map-growth", 0, 0, 0);
+	struct uniqd_kclass *cls = uk_class(test, pool, "c");
+	void __user *ubuf = uk_user_buf(test);
+	struct uniqd_map *m = &pool->map;
+	u64 first = 0, first_sum = 0, sum = 0, h;
+	u32 k, j, len, found;
+	bool created;
+	char key[80];
+
+	for (k = 0; k < n; k++) {
+		len = uk_key(k, key);
+		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, key, len, true,
+						&h, &created), 0);
+		if (!first)
+			first = smp_load_acquire(&m->hdr->index);
+		if (k == 511) {
+			/* The first array, full up to its growth point. */
+			for (j = 0; j < 1024; j++)
+				first_sum += uk_map_word(m, UNIQD_MAP_INDEX_OFF(first) +
+							 8 * j);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_LOG2(first), 10U);
+	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_LOG2(m->hdr->index), 13U);
+	for (j = 0; j < 1024; j++)
+		sum += uk_map_word(m, UNIQD_MAP_INDEX_OFF(first) + 8 * j);
+	KUNIT_EXPECT_EQ(test, sum, first_sum);
+
+	found = 0;
+	for (k = 0; k < n; k++) {
+		len = uk_key(k, key);
+		found += uk_map_find(m, cls->id, key, len) == k + 1;
+	}
+	KUNIT_EXPECT_EQ(test, found + uk_stats(pool).map_overflow, (u64)n);
+	KUNIT_EXPECT_EQ(test, (u64)found, uk_stats(pool).map_indexed);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).index_slots, 8192ULL);
+	/* 1024 + 2048 + 4096 + 8192 slots of 8 bytes. */
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).index_bytes, 15360ULL * 8);
+}
+
+/* The header says what the pool is, and never holds a kernel address. */
+static void map_header(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "map-header", 0, 1000, 0);
+	struct uniqd_map_header *hd = pool->map.hdr;
+	u64 *w = (u64 *)hd;
+	unsigned int i;
+
+	KUNIT_EXPECT_EQ(test, hd->magic, UNIQD_MAP_MAGIC);
+	KUNIT_EXPECT_EQ(test, hd->entries_cap, 1001ULL);
+	KUNIT_EXPECT_EQ(test, hd->handle_base, uniqd_handle(pool, 0));
+	KUNIT_EXPECT_EQ(test, hd->index, 0ULL);
+	for (i = 0; i < PAGE_SIZE / 8; i++)
+		KUNIT_EXPECT_FALSE(test, w[i] >= PAGE_OFFSET &&
+				   w[i] != hd->hash_seed[0] &&
+				   w[i] != hd->hash_seed[1]);
+}
+
 static struct kunit_case uniqd_pool_cases[] = {
 	KUNIT_CASE(pool_attach_share),
 	KUNIT_CASE(pool_ids),
@@ -939,6 +1045,8 @@ static struct kunit_case uniqd_pool_cases[] = {
 	KUNIT_CASE(handle_unallocated),
 	KUNIT_CASE(handle_freed_pool),
 	KUNIT_CASE(intern_concurrent),
+	KUNIT_CASE(map_header),
+	KUNIT_CASE(map_index_growth),
 	{}
 };
 
