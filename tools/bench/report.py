@@ -825,20 +825,24 @@ class Report:
         ns_ = sorted(n for m, n in runs if m == 'lmdb')
         if not ns_:
             return
-        size = {}
+        size = defaultdict(list)
         for kind, kv, rest in self.recs:
             if kind == 'corpus-lmdb':
-                size[int(kv['procs'])] = kv
+                size[int(kv['procs'])].append(kv)
+
+        def store(n):
+            mb = [int(kv['map_bytes']) / 1e6 for kv in size[n]]
+            ent = sorted({kv['entries'] for kv in size[n]})
+            return 'N=%d %s entries, %.1f-%.1f MB of map in use%s' % (
+                n, '/'.join(ent), min(mb), max(mb),
+                '' if all(kv.get('tmpfs') == '1' for kv in size[n])
+                else ' (NOT on a tmpfs)')
         self.out('uniqd (%s) against LMDB and against the private BLAKE3 '
                  'interner, the same N: tokens/s of the best round, ratios '
                  'round by round (median, lowest-highest). LMDB\'s store '
-                 'after a run: %s.'
-                 % (u, '; '.join('N=%d %s entries, %.1f MB of map in use'
-                                 '%s' % (n, size[n]['entries'],
-                                         int(size[n]['map_bytes']) / 1e6,
-                                         '' if size[n].get('tmpfs') == '1'
-                                         else ' (NOT on a tmpfs)')
-                                 for n in ns_ if n in size) or 'n/a'))
+                 'after the runs: %s.'
+                 % (u, '; '.join(store(n) for n in ns_ if n in size) or
+                    'n/a'))
         self.out()
         rows = []
         vs_lmdb, vs_priv = {}, {}
