@@ -16,11 +16,11 @@
 
 const char *ub_lmdb_dir(bool *tmpfs)
 {
-	static const char *const dirs[] = { "/tmp", "/dev/shm" };
+	static const char *const dirs[] = { "/tmp", "/dev/shm", NULL };
 	struct statfs sf;
 	unsigned int i;
 
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+	for (i = 0; dirs[i]; i++) {
 		if (!statfs(dirs[i], &sf) && sf.f_type == UB_TMPFS_MAGIC &&
 		    !access(dirs[i], W_OK)) {
 			*tmpfs = true;
