@@ -23,7 +23,13 @@ userspace: bench-progs
 
 $(B)/bench-bin/%: tools/bench/%.c $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(BENCH_LIBUNIQD)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) $< tools/bench/ubench.c $(BENCH_LIBUNIQD) $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) $< tools/bench/ubench.c $(BENCH_EXTRA) $(BENCH_LIBUNIQD) $(USER_OBJS) -o $@
+
+# LMDB, the peer in ub_corpus and ub_micro: Debian's liblmdb-dev
+# (tools/deps.sh), its liblmdb.a linked in like everything the guest runs.
+BENCH_LMDB_PROGS := $(B)/bench-bin/ub_corpus $(B)/bench-bin/ub_micro
+$(BENCH_LMDB_PROGS): BENCH_EXTRA := tools/bench/ubench_lmdb.c -llmdb
+$(BENCH_LMDB_PROGS): tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h
 
 $(B)/bench-host/tokenize: tools/bench/tokenize.c
 	@mkdir -p $(dir $@)

@@ -6,13 +6,14 @@
 #
 #   tools/deps.sh
 #
-# linux-source-6.12 is for the debug kernel and for checkpatch.pl.
+# linux-source-6.12 is for the debug kernel and for checkpatch.pl;
+# liblmdb-dev for the benchmarks' LMDB peer (tools/bench/ubench_lmdb.c).
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       python3 sparse bc flex bison libelf-dev libssl-dev dwarves
       linux-image-amd64 linux-headers-amd64 gnuplot-nox pkg-config dkms
-      linux-source-6.12 build-essential)
+      linux-source-6.12 build-essential liblmdb-dev)
 
 missing=()
 for p in "${want[@]}"; do

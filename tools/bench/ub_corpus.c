@@ -13,12 +13,20 @@
  *   private          each process its own in-process interner (keyed
  *                    BLAKE3): what compilers do today, nothing shared
  *   private_fast     the same with a cheap multiply-mix hash
+ *   lmdb             LMDB, the peer: all processes into one environment
+ *                    on a tmpfs (tools/bench/ubench_lmdb.c); per file,
+ *                    the tokens looked up in one read transaction, then
+ *                    the misses put in one write transaction
  *
  * Every run starts from an empty pool. Per run:
  *   UBENCH corpus mode=M procs=N round=R tokens=T ns=W entries=E bytes=B
  *                 arena=A table=S cache_hits=H cache_misses=X
  * entries: distinct entries of the pool (uniqd) or the sum of the private
- * tables' entries. In round 0 every uniqd run is checked: every process
+ * tables' entries. For lmdb, cache_hits / cache_misses count the tokens
+ * found by the read transactions / left to the write transactions, and a
+ * second line gives the store's size:
+ *   UBENCH corpus-lmdb procs=N round=R entries=E map_bytes=M tmpfs=0|1
+ * In round 0 every uniqd and lmdb run is checked: every process
  * wrote its handles, and the same (class, content) must have the same
  * handle in every process and different ones different handles:
  *   UBENCH corpus-check mode=M procs=N tokens=T distinct=D mismatches=X
@@ -38,12 +46,14 @@
 
 #include "libuniqd.h"
 #include "ubench.h"
+#include "ubench_lmdb.h"
 
 #define MAXPROCS	8
 
-enum mode { M_LIB, M_MANY, M_IOCTL, M_PRIVATE, M_PRIVATE_FAST, M_COUNT };
+enum mode { M_LIB, M_MANY, M_IOCTL, M_PRIVATE, M_PRIVATE_FAST, M_LMDB, M_COUNT };
 static const char *const mode_name[M_COUNT] = {
 	"uniqd_lib", "uniqd_lib_many", "uniqd_ioctl", "private", "private_fast",
+	"lmdb",
 };
 
 struct tok {
@@ -122,6 +132,94 @@ struct result {
 
 static char pool_name[64];
 
+static bool uses_pool(enum mode m)
+{
+	return m != M_PRIVATE && m != M_PRIVATE_FAST && m != M_LMDB;
+}
+
+/* ---- LMDB, the peer --------------------------------------------------------- */
+
+static char lmdb_path[128];
+static bool lmdb_tmpfs;
+
+/* compile() for LMDB: a file's tokens a read transaction, its misses a write one. */
+static int compile_lmdb(unsigned int me, unsigned int procs, int hfd,
+			struct result *res)
+{
+	uint64_t most = 0, *h;
+	const uint8_t **data;
+	struct ub_lmdb db;
+	uint32_t *len, f;
+	uint8_t *cls;
+	int ret = 0;
+
+	for (f = me; f < nfiles; f += procs)
+		if (file_first[f + 1] - file_first[f] > most)
+			most = file_first[f + 1] - file_first[f];
+	data = malloc((most + 1) * sizeof(*data));
+	len = malloc((most + 1) * sizeof(*len));
+	cls = malloc(most + 1);
+	h = malloc((most + 1) * sizeof(*h));
+	if (!data || !len || !cls || !h)
+		return -1;
+	ub_lmdb_open(&db, lmdb_path);
+	for (f = me; f < nfiles && !ret; f += procs) {
+		uint64_t a = file_first[f], n = file_first[f + 1] - a, i;
+		long miss;
+
+		for (i = 0; i < n; i++) {
+			data[i] = toks[a + i].data;
+			len[i] = toks[a + i].len;
+			cls[i] = toks[a + i].cls;
+		}
+		miss = ub_lmdb_intern_many(&db, cls, data, len, n, h);
+		if (miss < 0) {
+			ret = -1;
+			break;
+		}
+		res->cache_hits += n - miss;
+		res->cache_misses += miss;
+		for (i = 0; i < n; i++)
+			if (!h[i])
+				ret = -1;
+		if (hfd >= 0 && n &&
+		    write(hfd, h, n * sizeof(*h)) != (ssize_t)(n * sizeof(*h)))
+			ret = -1;
+	}
+	ub_lmdb_close(&db);
+	free(data);
+	free(len);
+	free(cls);
+	free(h);
+	return ret;
+}
+
+/* A fresh environment for a run. */
+static void lmdb_prepare(unsigned int procs, unsigned int round)
+{
+	snprintf(lmdb_path, sizeof(lmdb_path), "%s/ub_corpus-%u-%u.lmdb",
+		 ub_lmdb_dir(&lmdb_tmpfs), round, procs);
+	ub_lmdb_remove(lmdb_path);
+}
+
+/* After a run: the store's entries (for the corpus line), then remove it. */
+static uint64_t lmdb_finish(unsigned int procs, unsigned int round, bool ok)
+{
+	uint64_t entries = 0, bytes = 0;
+	struct ub_lmdb db;
+
+	if (ok) {
+		ub_lmdb_open(&db, lmdb_path);
+		ub_lmdb_usage(&db, &entries, &bytes);
+		ub_lmdb_close(&db);
+		ub_out("corpus-lmdb procs=%u round=%u entries=%llu map_bytes=%llu tmpfs=%d",
+		       procs, round, (unsigned long long)entries,
+		       (unsigned long long)bytes, lmdb_tmpfs);
+	}
+	ub_lmdb_remove(lmdb_path);
+	return entries;
+}
+
 /* One process's share; handles written to @hfd (if >= 0) in token order. */
 static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 		   struct result *res)
@@ -135,6 +233,8 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 	int fd = -1;
 	uint32_t f;
 
+	if (m == M_LMDB)
+		return compile_lmdb(me, procs, hfd, res);
 	if (m == M_PRIVATE || m == M_PRIVATE_FAST) {
 		local = ub_interner_new(m == M_PRIVATE ? UB_HASH_BLAKE3 : UB_HASH_FAST);
 		cls[1] = 1;
@@ -329,7 +429,9 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 		verify = false;
 	snprintf(pool_name, sizeof(pool_name), "ubench-corpus-%u-%s-%u", round,
 		 mode_name[m], procs);
-	if (m != M_PRIVATE && m != M_PRIVATE_FAST) {
+	if (m == M_LMDB)
+		lmdb_prepare(procs, round);
+	if (uses_pool(m)) {
 		/* The parent keeps the pool until the end, for its STATS. */
 		fd = ub_uniqd_open(pool_name);
 		ub_uniqd_class(fd, "ident");
@@ -400,6 +502,8 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 		total.entries = st.entries;
 		close(fd);
 	}
+	if (m == M_LMDB)
+		total.entries = lmdb_finish(procs, round, ok);
 	if (!ok) {
 		ub_out("error corpus mode=%s procs=%u round=%u failed", mode_name[m],
 		       procs, round);

@@ -16,6 +16,12 @@
  *                       round trip, over a Unix socket
  *   redis_pipeN_hit     the same pipelined, N keys a round trip (per key)
  *   redis_pipe256_new
+ *   lmdb_get_hit        LMDB (one environment on a tmpfs, tools/bench/
+ *                       ubench_lmdb.c): get of a present key, the read
+ *                       transaction renewed and reset around each get
+ *   lmdb_gettxn_hit     the same, one read transaction for a whole slice
+ *   lmdb_put_new        put of a new key, one write transaction a put
+ *   lmdb_put256_new     256 puts a write transaction (per key)
  *
  * "hit" cases draw from 65536 present keys in random order, "new" ones from
  * a supply of fresh keys. All cases take turns in short slices (ubench.c).
@@ -27,7 +33,8 @@
  *   ub_micro [--host] [--rounds N] [--redis SOCKET]
  *
  * --host runs only what needs no /dev/uniqd, for the same figures on the
- * host itself (tools/testing/bench.sh): how TCG distorts them.
+ * host itself (tools/testing/bench.sh): how TCG distorts them. LMDB runs
+ * in both.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +48,7 @@
 #include "blake3.h"
 #include "libuniqd.h"
 #include "ubench.h"
+#include "ubench_lmdb.h"
 
 #define PRESENT		65536U
 #define FRESH		4000000U
@@ -55,6 +63,9 @@ static uint32_t lib_cls;
 static uint32_t hot[HOT];	/* present keys the library's cache holds */
 static struct ub_interner *inproc, *inprocfast;
 static struct ub_redis *redis;
+static struct ub_lmdb lmdb;
+static char lmdb_path[128];
+static bool lmdb_tmpfs;
 
 struct cursor {
 	uint64_t pos;		/* next key */
@@ -248,6 +259,93 @@ static int run_redis(void *ctx, uint64_t ops)
 	return 0;
 }
 
+/* ---- LMDB, the peer --------------------------------------------------------- */
+
+/* Gets of present keys; @ctx's batch 1: a read transaction a get, else a slice. */
+static int run_lmdb_get(void *ctx, uint64_t ops)
+{
+	struct cursor *c = ctx;
+	bool each = c->batch == 1;
+	uint8_t buf[512];
+	int ret = 0;
+
+	if (!each && ub_lmdb_read_begin(&lmdb))
+		return -1;
+	while (ops-- && !ret) {
+		uint32_t len;
+		const uint8_t *k = next_present(c, &len);
+		uint64_t h = 0;
+		MDB_val key;
+
+		if (ub_lmdb_key(&lmdb, 1, k, len, buf, &key) ||
+		    (each && ub_lmdb_read_begin(&lmdb)))
+			return -1;
+		if (ub_lmdb_get(lmdb.rtxn, lmdb.dbi, &key, &h) || !h)
+			ret = -1;
+		if (each)
+			ub_lmdb_read_end(&lmdb);
+	}
+	if (!each)
+		ub_lmdb_read_end(&lmdb);
+	return ret;
+}
+
+/* Puts of new keys, @ctx's batch a write transaction. */
+static int run_lmdb_put(void *ctx, uint64_t ops)
+{
+	struct cursor *c = ctx;
+	uint8_t buf[512];
+
+	while (ops) {
+		uint64_t next, h;
+		uint32_t i;
+		MDB_txn *w;
+
+		if (mdb_txn_begin(lmdb.env, NULL, 0, &w))
+			return -1;
+		next = ub_lmdb_next(w, lmdb.dbi);
+		for (i = 0; i < c->batch; i++) {
+			uint32_t len;
+			const uint8_t *k = next_fresh(c, &len);
+			MDB_val key;
+
+			if (!k || !next || ub_lmdb_key(&lmdb, 1, k, len, buf, &key) ||
+			    ub_lmdb_put(w, lmdb.dbi, &key, &next, &h)) {
+				mdb_txn_abort(w);
+				return -1;
+			}
+		}
+		if (mdb_txn_commit(w))
+			return -1;
+		ops -= c->batch;
+	}
+	return 0;
+}
+
+/* A fresh environment holding every present key. */
+static void lmdb_fill(void)
+{
+	uint8_t *cls = ub_alloc(PRESENT);
+	const uint8_t **data = ub_alloc(PRESENT * sizeof(*data));
+	uint32_t *len = ub_alloc(PRESENT * sizeof(*len)), i;
+	uint64_t *h = ub_alloc(PRESENT * sizeof(*h));
+
+	snprintf(lmdb_path, sizeof(lmdb_path), "%s/ub_micro.lmdb",
+		 ub_lmdb_dir(&lmdb_tmpfs));
+	ub_lmdb_remove(lmdb_path);
+	ub_lmdb_open(&lmdb, lmdb_path);
+	for (i = 0; i < PRESENT; i++) {
+		cls[i] = 1;
+		data[i] = ub_key(&present, i, &len[i]);
+	}
+	if (ub_lmdb_intern_many(&lmdb, cls, data, len, PRESENT, h) != PRESENT)
+		ub_die("lmdb: filling failed");
+	free(cls);
+	free(data);
+	free(len);
+	free(h);
+}
+
 /* Put every present key into uniqd, the library's view, the interners, Redis. */
 static void fill(bool host)
 {
@@ -313,6 +411,8 @@ int main(int argc, char **argv)
 		     r_p64 = { .c = { .batch = 64 } },
 		     r_p256 = { .c = { .batch = 256 } },
 		     r_p256n = { .c = { .batch = 256 }, .new = true };
+	struct cursor lm_get = { .batch = 1 }, lm_gettxn = { .batch = 0 },
+		      lm_put = { .batch = 1 }, lm_put256 = { .batch = 256 };
 	struct ub_case cases[32];
 	struct uniqd_cache_stats cs0, cs1;
 	unsigned int n = 0, i;
@@ -340,6 +440,8 @@ int main(int argc, char **argv)
 	c_nc.pos = 4444;
 	l_hit.c.pos = f_hit.c.pos = 5555;
 	r_hit.c.pos = 6666;
+	lm_get.pos = 7777;
+	lm_gettxn.pos = 8888;
 
 	if (!host) {
 		fd = ub_uniqd_open("ubench-micro");
@@ -362,6 +464,7 @@ int main(int argc, char **argv)
 			ub_die("redis at %s: cannot connect or load the script", sock);
 	}
 	fill(host);
+	lmdb_fill();
 	if (!host)
 		pick_hot();
 
@@ -392,6 +495,10 @@ int main(int argc, char **argv)
 		CASE("redis_pipe256_hit", run_redis, &r_p256, 256);
 		CASE("redis_pipe256_new", run_redis, &r_p256n, 256);
 	}
+	CASE("lmdb_get_hit", run_lmdb_get, &lm_get, 1);
+	CASE("lmdb_gettxn_hit", run_lmdb_get, &lm_gettxn, 1);
+	CASE("lmdb_put_new", run_lmdb_put, &lm_put, 1);
+	CASE("lmdb_put256_new", run_lmdb_put, &lm_put256, 256);
 	/*
 	 * New keys: cases that share a store (the pool, Redis) take disjoint
 	 * ranges of the one supply; a case that runs out stops (and says so).
@@ -408,22 +515,30 @@ int main(int argc, char **argv)
 	l_new.c.hi = 2000000;
 	f_new.c.pos = 2000000;
 	f_new.c.hi = 4000000;
+	lm_put.pos = 0;
+	lm_put.hi = 1000000;
+	lm_put256.pos = 1000000;
+	lm_put256.hi = 4000000;
 
 	uniqd_cache_stats(&cs0);
-	ub_out("micro-setup present=%u fresh=%u hot=%u redis=%d rounds=%u host=%d",
-	       PRESENT, FRESH, HOT, !!redis, rounds, host);
+	ub_out("micro-setup present=%u fresh=%u hot=%u redis=%d rounds=%u host=%d lmdb_tmpfs=%d",
+	       PRESENT, FRESH, HOT, !!redis, rounds, host, lmdb_tmpfs);
 	ub_compare(cases, n, rounds, 120, 4);
 	uniqd_cache_stats(&cs1);
 	ub_out("micro-cache hits=%llu misses=%llu",
 	       (unsigned long long)(cs1.hits - cs0.hits),
 	       (unsigned long long)(cs1.misses - cs0.misses));
-	ub_out("micro-fresh intern=%llu batch=%llu inproc=%llu inprocfast=%llu redis=%llu redis_pipe=%llu",
+	ub_out("micro-fresh intern=%llu batch=%llu inproc=%llu inprocfast=%llu redis=%llu redis_pipe=%llu lmdb=%llu lmdb256=%llu",
 	       (unsigned long long)c_new.pos, (unsigned long long)c_b256n.pos - 1000000,
 	       (unsigned long long)l_new.c.pos,
 	       (unsigned long long)f_new.c.pos - 2000000,
 	       (unsigned long long)r_new.c.pos - 3000000,
-	       (unsigned long long)r_p256n.c.pos - 3500000);
+	       (unsigned long long)r_p256n.c.pos - 3500000,
+	       (unsigned long long)lm_put.pos,
+	       (unsigned long long)lm_put256.pos - 1000000);
 	ub_redis_close(redis);
+	ub_lmdb_close(&lmdb);
+	ub_lmdb_remove(lmdb_path);
 	if (!host) {
 		uniqd_close(lib);
 		uniqd_close(lib_nc);
