@@ -8,6 +8,8 @@
  *
  *   uniqd_lib        libuniqd's uniqd_intern() per token (its per-thread
  *                    cache in front of the kernel), all into one pool
+ *   uniqd_lib_nomap  the same with UNIQD_OPEN_NOMAP: no mapped pool, a
+ *                    cache miss is an INTERN (uniqd before the mapping)
  *   uniqd_lib_many   libuniqd's uniqd_intern_many() per file
  *   uniqd_ioctl      a raw INTERN ioctl per token (no cache)
  *   private          each process its own in-process interner (keyed
@@ -50,10 +52,11 @@
 
 #define MAXPROCS	8
 
-enum mode { M_LIB, M_MANY, M_IOCTL, M_PRIVATE, M_PRIVATE_FAST, M_LMDB, M_COUNT };
+enum mode { M_LIB, M_MANY, M_IOCTL, M_PRIVATE, M_PRIVATE_FAST, M_LMDB,
+	    M_LIB_NOMAP, M_COUNT };
 static const char *const mode_name[M_COUNT] = {
 	"uniqd_lib", "uniqd_lib_many", "uniqd_ioctl", "private", "private_fast",
-	"lmdb",
+	"lmdb", "uniqd_lib_nomap",
 };
 
 struct tok {
@@ -244,7 +247,9 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 		cls[1] = ub_uniqd_class(fd, "ident");
 		cls[2] = ub_uniqd_class(fd, "string");
 	} else {
-		pool = uniqd_open(pool_name, UNIQD_OPEN_EXISTING);
+		/* uniqd_lib_nomap: the same calls, without the mapped pool. */
+		pool = uniqd_open(pool_name, UNIQD_OPEN_EXISTING |
+				  (m == M_LIB_NOMAP ? UNIQD_OPEN_NOMAP : 0));
 		if (!pool)
 			return -1;
 		cls[1] = uniqd_class(pool, "ident");
@@ -292,6 +297,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 
 			switch (m) {
 			case M_LIB:
+			case M_LIB_NOMAP:
 				h = uniqd_intern(pool, cls[k->cls], k->data, k->len);
 				break;
 			case M_IOCTL:
