@@ -55,7 +55,7 @@ static bool uniqd_index_place(u64 *slots, u32 log2, u64 v)
 static int uniqd_index_grow(struct uniqd_map *m, u32 log2)
 {
 	u64 bytes = sizeof(u64) << log2;
-	unsigned int n = bytes >> PAGE_SHIFT;
+	unsigned int n = DIV_ROUND_UP(bytes, PAGE_SIZE);
 	u64 *slots, i, kept = 0;
 	pgoff_t pg = m->index_next;
 
