@@ -6,13 +6,17 @@
 #
 #   tools/deps.sh
 #
-# linux-source-6.12 is for the debug kernel and for checkpatch.pl.
+# linux-source-6.12 is for the debug kernel and for checkpatch.pl;
+# linux-image-rt-amd64 is Debian's 6.1 PREEMPT_RT kernel (6.1-rt); debhelper,
+# dh-dkms, lintian and devscripts build and check the Debian packages.
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       python3 sparse bc flex bison libelf-dev libssl-dev dwarves
       linux-image-amd64 linux-headers-amd64 gnuplot-nox pkg-config dkms
-      linux-source-6.12 build-essential)
+      linux-source-6.12 build-essential
+      linux-image-rt-amd64 linux-headers-rt-amd64
+      debhelper dh-dkms lintian devscripts dpkg-dev fakeroot)
 
 missing=()
 for p in "${want[@]}"; do
@@ -20,13 +24,17 @@ for p in "${want[@]}"; do
 		missing+=("$p")
 done
 
-# Debian's 6.12 kernel (bookworm backports naming): an unsigned image and its
-# headers. Any installed 6.12 with a build tree will do; otherwise take the
-# newest one the archive offers.
-have612=
-for b in /lib/modules/6.12.*-amd64/build; do
-	[ -d "$b" ] && [ -e "/boot/vmlinuz-$(basename "$(dirname "$b")")" ] && have612=1
-done
+# Debian's 6.12 kernels (bookworm backports naming), the generic one and the
+# PREEMPT_RT one (6.12-rt): an unsigned image and its headers each. Any
+# installed one with a build tree will do; otherwise take the newest one the
+# archive offers.
+have612() {
+	local b
+	for b in /lib/modules/6.12.*+deb12-"$1"/build; do
+		[ -d "$b" ] && [ -e "/boot/vmlinuz-$(basename "$(dirname "$b")")" ] && return 0
+	done
+	return 1
+}
 
 updated=
 apt_update() {
@@ -36,16 +44,17 @@ apt_update() {
 	updated=1
 }
 
-if [ -z "$have612" ]; then
+for flavour in amd64 rt-amd64; do
+	have612 "$flavour" && continue
 	apt_update
-	v=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9.]+\+deb12-amd64-unsigned$' |
+	v=$(apt-cache search --names-only "^linux-image-6\\.12\\.[0-9.]+\\+deb12-$flavour-unsigned\$" |
 	    awk '{print $1}' | sed 's/^linux-image-//; s/-unsigned$//' | sort -V | tail -n 1)
 	if [ -z "$v" ]; then
-		echo "deps: no linux-image-6.12.*-amd64-unsigned in the archive" >&2
+		echo "deps: no linux-image-6.12.*-$flavour-unsigned in the archive" >&2
 		exit 1
 	fi
 	missing+=("linux-image-$v-unsigned" "linux-headers-$v")
-fi
+done
 
 if [ ${#missing[@]} -gt 0 ]; then
 	apt_update

@@ -307,7 +307,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("%s (uniqd) 1.0\n", prog);
+			printf("%s (uniqd) %s\n", prog, UNIQD_VERSION);
 			return 0;
 		default:
 			usage(stderr);

@@ -45,6 +45,7 @@ if [ "$mode" = check ]; then
 	# make install into a staging DESTDIR, and dkms build for 6.1 and 6.12.
 	"$top/tools/install-check.sh" >> "$host" 2>"$R/host/install-check.log"
 	"$top/tools/dkms-check.sh" >> "$host" 2>"$R/host/dkms-check.log"
+	"$top/tools/version-check.sh" "$B" >> "$host" 2>"$R/host/version-check.log"
 fi
 
 progs=$B/tests
