@@ -4,14 +4,14 @@
 # Run every uniqd test: the native tests, then the module and the userspace
 # tests in a VM for each kernel, and print one summary line.
 #
-#   check.sh [--kernels "6.1 6.12 debug"] [--mode check|run|bench]
+#   check.sh [--kernels "6.1 6.12 6.12-rt 6.1-rt debug"] [--mode check|run|bench]
 #
 # UNIQD_KERNELS sets the default kernel list. Results land in
 # build/results/<kernel>/ (console.log is the guest's whole log).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
-kernels=${UNIQD_KERNELS:-"6.1 6.12 debug"}
+kernels=${UNIQD_KERNELS:-"6.1 6.12 6.12-rt 6.1-rt debug"}
 mode=check
 while [ $# -gt 0 ]; do
 	case $1 in
