@@ -38,7 +38,7 @@ LIBUNIQD_HDRS := $(wildcard $(LIBUNIQD_DIR)/*.h) include/uapi/linux/uniqd.h \
 LIBUNIQD_A := $(B)/lib/libuniqd.a
 LIBUNIQD_SO := $(B)/lib/libuniqd.so.$(UNIQD_VERSION)
 LIBUNIQD_SONAME := libuniqd.so.$(LIBUNIQD_SOVERSION)
-USER_CFLAGS += -I$(B)/include -DUNIQD_VERSION='"$(UNIQD_VERSION)"'
+USER_CFLAGS += $(CPPFLAGS) -I$(B)/include -DUNIQD_VERSION='"$(UNIQD_VERSION)"'
 
 # Lists the fragments append to. TOOL_BINS: built by `make userspace`;
 # TEST_LIBS: linked into the guest's static programs; UNINSTALL_FILES:

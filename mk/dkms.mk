@@ -3,7 +3,8 @@
 # DKMS: dkms.conf.in at the top of the tree describes the module.
 #
 #   make dkms-source     $(B)/dkms/uniqd-<version>: what DKMS needs, no more
-#                        (dkms.conf, VERSION, Kbuild, uniqd/, include/)
+#                        (dkms.conf, VERSION, Kbuild, uniqd/ without its
+#                        KUnit suites and benchmark module, include/)
 #   make dkms-add        copy it to /usr/src/uniqd-<version> and `dkms add` it
 #   make dkms-check      tools/dkms-check.sh: dkms build for the 6.1 and 6.12
 #                        kernels in a private DKMS tree
@@ -17,6 +18,7 @@ dkms-source:
 	rm -rf $(DKMS_SRC)
 	mkdir -p $(DKMS_SRC)
 	cp -a $(DKMS_FILES) $(DKMS_SRC)/
+	rm -rf $(DKMS_SRC)/uniqd/kunit $(DKMS_SRC)/uniqd/bench
 	sed 's|@VERSION@|$(UNIQD_VERSION)|' dkms.conf.in > $(DKMS_SRC)/dkms.conf
 	find $(DKMS_SRC) \( -name '*.o' -o -name '*.ko' -o -name '*.mod*' \
 		-o -name '.*.cmd' -o -name modules.order -o -name Module.symvers \) -delete

@@ -8,7 +8,7 @@
 #
 # linux-source-6.12 is for the debug kernel and for checkpatch.pl;
 # linux-image-rt-amd64 is Debian's 6.1 PREEMPT_RT kernel (6.1-rt); debhelper,
-# dh-dkms, lintian and devscripts build and check the Debian packages.
+# dh-dkms, lintian and dpkg-dev build and check the Debian packages.
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
@@ -16,7 +16,7 @@ want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       linux-image-amd64 linux-headers-amd64 gnuplot-nox pkg-config dkms
       linux-source-6.12 build-essential
       linux-image-rt-amd64 linux-headers-rt-amd64
-      debhelper dh-dkms lintian devscripts dpkg-dev fakeroot)
+      debhelper dh-dkms lintian dpkg-dev)
 
 missing=()
 for p in "${want[@]}"; do

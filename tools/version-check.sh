@@ -47,8 +47,9 @@ else
 	bad dkms "make dkms-source: no $work/dkms/uniqd-$ver/dkms.conf with PACKAGE_VERSION=\"$ver\""
 fi
 
-# Nothing else in the sources spells the release out.
+# Nothing else in the sources spells the release out. libuniqd1.symbols
+# names the first release that exported LIBUNIQD_1: it must not follow.
 left=$(cd "$top" && git ls-files -z 2>/dev/null | xargs -0 grep -lF -- "$ver" 2>/dev/null |
-       grep -vx -e VERSION -e debian/changelog | tr '\n' ' ')
+       grep -vx -e VERSION -e debian/changelog -e debian/libuniqd1.symbols | tr '\n' ' ')
 if [ -z "$left" ]; then ok written-once; else bad written-once "'$ver' also in $left"; fi
 exit $failed

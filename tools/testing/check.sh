@@ -46,6 +46,8 @@ if [ "$mode" = check ]; then
 	"$top/tools/install-check.sh" >> "$host" 2>"$R/host/install-check.log"
 	"$top/tools/dkms-check.sh" >> "$host" 2>"$R/host/dkms-check.log"
 	"$top/tools/version-check.sh" "$B" >> "$host" 2>"$R/host/version-check.log"
+	# dpkg-buildpackage, the packages' contents, lintian.
+	"$top/tools/deb-check.sh" "$B/debs" >> "$host" 2>"$R/host/deb-check.log"
 fi
 
 progs=$B/tests
