@@ -8,7 +8,8 @@
 #
 # linux-source-6.12 is for the debug kernel and for checkpatch.pl;
 # linux-image-rt-amd64 is Debian's 6.1 PREEMPT_RT kernel (6.1-rt); debhelper,
-# dh-dkms, lintian and dpkg-dev build and check the Debian packages.
+# dh-dkms, lintian and dpkg-dev build and check the Debian packages;
+# debootstrap and e2fsprogs (mkfs.ext4 -d) make the full-system guest.
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
@@ -16,7 +17,7 @@ want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       linux-image-amd64 linux-headers-amd64 gnuplot-nox pkg-config dkms
       linux-source-6.12 build-essential
       linux-image-rt-amd64 linux-headers-rt-amd64
-      debhelper dh-dkms lintian dpkg-dev)
+      debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs)
 
 missing=()
 for p in "${want[@]}"; do
