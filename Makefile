@@ -4,9 +4,12 @@
 #
 #   make            module for KDIR, libuniqd, tools
 #   make run        the main job: build, boot a VM, run the demo
-#   make check      every test on Debian's 6.1 and 6.12 kernels and the debug kernel
+#   make check      every test on Debian's 6.1, 6.12 and 6.12-rt kernels and the
+#                   debug kernel, a smoke run on 6.1-rt, the Debian packages and
+#                   the full-system guest (Documentation/testing.rst)
 #   make check-quick  the inner loop: native tests + the 6.12 VM only
 #   make check-debug  native tests + the debug kernel VM only (KUnit, KASAN, lockdep, ...)
+#   make check-system the Debian packages in the full-system guest only
 #   make bench      benchmarks (never part of pass/fail)
 #   make install    DESTDIR= PREFIX= honoured
 #
@@ -24,7 +27,7 @@ CFLAGS ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -std=gnu11 -Iinclude/uapi -Iuniqd -Itests -Itools/libuniqd
 STATIC := -static -pthread
 
-.PHONY: all userspace deps run check check-quick check-debug bench clean install native
+.PHONY: all userspace deps run check check-quick check-debug check-system bench clean install native
 
 all: module userspace
 
@@ -83,6 +86,9 @@ check-quick: deps
 
 check-debug: deps
 	tools/testing/check.sh --kernels debug
+
+check-system: deps
+	tools/testing/check.sh --kernels system
 
 bench: deps
 	tools/testing/bench.sh

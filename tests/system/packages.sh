@@ -7,7 +7,7 @@
 # for 6.1 and 6.12 when the packages were installed, systemd-modules-load
 # loaded it at boot from the packaged modules-load.d file, and udev made
 # /dev/uniqd with the packaged rule. A program is compiled with pkg-config
-# and run as an unprivileged user (zz_purge.sh removes the packages last).
+# and run as an unprivileged user.
 # Results go to fd 3 as "ok system.<case>" / "not ok system.<case>: why".
 lib=${UNIQD_SYSTEM_LIB:-/usr/local/lib/uniqd-system}
 ver=$(cat "$lib/VERSION")

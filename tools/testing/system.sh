@@ -5,7 +5,9 @@
 # with uniqd's Debian packages installed by apt in a chroot, DKMS building
 # uniqd.ko there for Debian's 6.1 and 6.12 kernels; then that root, as an
 # ext4 disk image, booted on 6.12 with its own initramfs, systemd and udev,
-# and every tests/system/*.sh run in it as root by a systemd service.
+# and every tests/system/*.sh run in it as root by a systemd service. Last,
+# vm/system/purge.sh purges the packages in a chroot of the same root (in the
+# guest, depmod alone would take minutes under TCG).
 #
 #   system.sh OUTDIR DEBDIR
 #
@@ -69,8 +71,12 @@ for r in "$rel61" "$rel612"; do
 		say "not ok system:host.dkms.$r: '$st'"
 	fi
 done
-for m in "${mounted[@]}"; do umount -l "$m"; done
-mounted=()
+unmount() {
+	local m
+	for m in "${mounted[@]}"; do umount -l "$m"; done
+	mounted=()
+}
+unmount
 
 # The guest's side: the runner, its service, the tests, what they need.
 lib=$root/usr/local/lib/uniqd-system
@@ -93,9 +99,20 @@ if ! truncate -s $(( mb * 5 / 4 + 512 ))M "$img" ||
 	say "not ok system:host.image: see $out/mkfs.log"
 	finish
 fi
-rm -rf --one-file-system "$root"
 
 "$vm/run-vm.sh" --name system --kernel "$work/vmlinuz-$rel612" \
 	--initrd "$work/initrd.img-$rel612" --drive "$img" --out "$out" \
 	--mem 1024 --timeout 1200 --append "root=/dev/vda rw" || true
+rm -f "$img"
+
+# The purge, in the root the image was made from.
+for m in proc sys dev; do
+	mount --bind "/$m" "$root/$m" && mounted=("$root/$m" "${mounted[@]}")
+done
+install -m 0755 "$vm/system/purge.sh" "$lib/purge"
+chroot "$root" env LC_ALL=C.UTF-8 bash /usr/local/lib/uniqd-system/purge 3>&1 >/dev/null 2>&1 |
+	sed -E 's/^(ok|not ok) /\1 system:/' >> "$res"
+cp "$root/tmp/purge.log" "$out/purge.log" 2>/dev/null
+grep -q 'purge\.clean' "$res" || say "not ok system:purge.clean: the purge reported nothing"
+unmount
 finish

@@ -6,7 +6,7 @@
 # uniqd-system-test.service once the system is up). Runs every
 # /usr/local/lib/uniqd-system/tests/*.sh as root, in name order, with the
 # result port open as fd 3; reports like guest-init.sh (plan, vm.exit.*,
-# vm.taint, UNIQD-DONE) on /dev/ttyS1, then powers the guest off.
+# vm.rmmod, vm.taint, UNIQD-DONE) on /dev/ttyS1, then powers the guest off.
 lib=/usr/local/lib/uniqd-system
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 exec 3>>/dev/ttyS1
@@ -26,6 +26,14 @@ for t in "${tests[@]}"; do
 		res "not ok vm.exit.$name: exit status $rc"
 	fi
 done
+
+# The module goes out as it came in (system.sh then purges the packages in a
+# chroot of this root).
+if modprobe -r uniqd && [ ! -d /sys/module/uniqd ]; then
+	res "ok vm.rmmod"
+else
+	res "not ok vm.rmmod: uniqd did not unload"
+fi
 
 # uniqd was loaded at boot: O (out of tree) and E (unsigned) are the only
 # taint flags it may have added, and nothing else may have tainted the kernel.
