@@ -4,9 +4,12 @@
 #
 #   make            module for KDIR, libuniqd, tools
 #   make run        the main job: build, boot a VM, run the demo
-#   make check      every test on Debian's 6.1 and 6.12 kernels and the debug kernel
+#   make check      every test on Debian's 6.1, 6.12 and 6.12-rt kernels and the
+#                   debug kernel, a smoke run on 6.1-rt, the Debian packages and
+#                   the full-system guest (Documentation/testing.rst)
 #   make check-quick  the inner loop: native tests + the 6.12 VM only
 #   make check-debug  native tests + the debug kernel VM only (KUnit, KASAN, lockdep, ...)
+#   make check-system the Debian packages in the full-system guest only
 #   make bench      benchmarks (never part of pass/fail)
 #   make install    DESTDIR= PREFIX= honoured
 #
@@ -18,25 +21,18 @@ KDIR ?= $(shell if [ -d /lib/modules/$(KRELEASE)/build ]; then \
 		echo /lib/modules/$(KRELEASE)/build; \
 	else ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1; fi)
 B := build
-DESTDIR ?=
-PREFIX ?= /usr/local
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -std=gnu11 -Iinclude/uapi -Iuniqd -Itests -Itools/libuniqd
 STATIC := -static -pthread
 
-.PHONY: all module userspace deps run check check-quick check-debug bench clean install native
+.PHONY: all userspace deps run check check-quick check-debug check-system bench clean install native
 
 all: module userspace
 
 deps:
 	@tools/deps.sh
-
-module:
-	@test -n "$(KDIR)" || { echo "no kernel build tree: set KDIR"; exit 1; }
-	tools/build-module.sh $(KDIR) $(abspath $(B))/module
-	@echo "built $(B)/module/src/uniqd.ko for $(KDIR)"
 
 # ---- userspace -------------------------------------------------------------
 # Programs that run in the guest are static: the initramfs has no libc.
@@ -49,12 +45,12 @@ DEMO_BINS := $(patsubst tools/demo/%.c,$(B)/demo/%,$(DEMO_SRCS))
 
 # Userspace objects shared by tests and tools (BLAKE3 is the module's own source).
 USER_OBJS := $(if $(wildcard uniqd/blake3.c),$(B)/obj/blake3.o)
-# Libraries the guest programs link (mk/*.mk add libuniqd.a); tools for /usr/bin.
-TEST_LIBS :=
-TOOL_BINS :=
 
-# Fragments for libuniqd, uniqdctl, b3sum, install, dkms: one concern a file.
--include $(sort $(wildcard mk/*.mk))
+# mk/common.mk first (the version, paths, names the others share), then one
+# fragment per thing built (module, libuniqd, uniqdctl, b3sum, dkms, bench)
+# and install.mk; see mk/common.mk.
+include mk/common.mk
+include $(filter-out mk/common.mk,$(wildcard mk/*.mk))
 
 $(B)/obj/%.o: uniqd/%.c
 	@mkdir -p $(dir $@)
@@ -91,6 +87,9 @@ check-quick: deps
 
 check-debug: deps
 	tools/testing/check.sh --kernels debug
+
+check-system: deps
+	tools/testing/check.sh --kernels system
 
 bench: deps
 	tools/testing/bench.sh

@@ -1,11 +1,15 @@
-# b3sum: a b3sum-compatible command built from the module's own BLAKE3 source.
+# SPDX-License-Identifier: GPL-2.0
+#
+# b3sum: a b3sum-compatible command built from the module's own BLAKE3
+# source. It is installed as uniqd-b3sum: Debian's b3sum package owns
+# /usr/bin/b3sum.
 B3SUM_DEPS := tools/b3sum/b3sum.c uniqd/blake3.h uniqd/blake3_compat.h $(B)/obj/blake3.o
 TOOL_BINS += $(B)/bin/b3sum $(B)/static-bin/b3sum
-.PHONY: b3sum bench-native
+.PHONY: b3sum bench-native install-b3sum
 b3sum: $(B)/bin/b3sum $(B)/static-bin/b3sum
 $(B)/bin/b3sum: $(B3SUM_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) tools/b3sum/b3sum.c $(B)/obj/blake3.o -o $@
+	$(CC) $(USER_CFLAGS) $(LDFLAGS) tools/b3sum/b3sum.c $(B)/obj/blake3.o -o $@
 $(B)/static-bin/b3sum: $(B3SUM_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(STATIC) tools/b3sum/b3sum.c $(B)/obj/blake3.o -o $@
@@ -16,3 +20,9 @@ bench-native: $(B)/native-bench/bench_blake3_native
 	$<
 $(B)/tests/blake3_afalg: tests/blake3_vectors.h
 $(B)/native/test_blake3: tests/blake3_vectors.h
+
+install-user: install-b3sum
+install-b3sum: $(B)/bin/b3sum
+	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 0755 $< $(DESTDIR)$(BINDIR)/uniqd-b3sum
+UNINSTALL_FILES += $(BINDIR)/uniqd-b3sum

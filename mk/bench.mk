@@ -6,11 +6,8 @@
 #
 #   make bench-progs    the static programs the bench VM runs (/bench-bin)
 #   make bench-corpus   the token corpus of the real-workload benchmark
-#
-# libuniqd.a is named by its path: this fragment is read before
-# mk/libuniqd.mk defines LIBUNIQD_A.
 
-BENCH_LIBUNIQD := $(B)/lib/libuniqd.a
+BENCH_LIBUNIQD := $(LIBUNIQD_A)
 BENCH_PROGS := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/ub_*.c))
 BENCH_COMMON := tools/bench/ubench.c tools/bench/ubench.h tools/libuniqd/hash.h
 # The newest Debian linux-headers tree: its include/ is the corpus.

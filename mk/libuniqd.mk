@@ -1,32 +1,36 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # libuniqd: libuniqd.a (linked into the guest's static programs through
-# TEST_LIBS, and into uniqdctl), libuniqd.so.1 and its symlinks.
-# The pkg-config file is written at install time (mk/install.mk) so that it
+# TEST_LIBS, and into uniqdctl), libuniqd.so.<version> and its symlinks, the
+# generated <libuniqd_version.h>, and the README's example built against an
+# installed copy. The pkg-config file is written at install time so that it
 # carries the PREFIX of the install.
 #
 #   make lib
+#   make install-lib install-headers     (part of make install-user)
 
-UNIQD_VERSION := 1.0.0
-LIBUNIQD_SOVERSION := 1
-
-LIBUNIQD_DIR := tools/libuniqd
 LIBUNIQD_SRCS := $(wildcard $(LIBUNIQD_DIR)/*.c)
-LIBUNIQD_HDRS := $(wildcard $(LIBUNIQD_DIR)/*.h) include/uapi/linux/uniqd.h
 LIBUNIQD_OBJS := $(patsubst $(LIBUNIQD_DIR)/%.c,$(B)/libuniqd/%.o,$(LIBUNIQD_SRCS))
-LIBUNIQD_A := $(B)/lib/libuniqd.a
-LIBUNIQD_SO := $(B)/lib/libuniqd.so.$(UNIQD_VERSION)
-LIBUNIQD_SONAME := libuniqd.so.$(LIBUNIQD_SOVERSION)
 LIBUNIQD_LINKS := $(B)/lib/$(LIBUNIQD_SONAME) $(B)/lib/libuniqd.so
 
 # One set of position-independent objects serves both libraries.
 LIBUNIQD_CFLAGS := $(USER_CFLAGS) -fPIC -D_GNU_SOURCE -I$(LIBUNIQD_DIR)
 
-TEST_LIBS += $(LIBUNIQD_A)
-
-.PHONY: lib
+.PHONY: lib install-lib install-headers
 lib: $(LIBUNIQD_A) $(LIBUNIQD_SO) $(LIBUNIQD_LINKS)
 userspace: lib
+
+# The version macros of the installed header, from VERSION.
+$(LIBUNIQD_VERSION_H): VERSION mk/libuniqd.mk
+	@mkdir -p $(dir $@)
+	printf '%s\n' '/* SPDX-License-Identifier: LGPL-2.1-or-later */' \
+		'/* Generated from uniqd'"'"'s VERSION by mk/libuniqd.mk. */' \
+		'#ifndef LIBUNIQD_VERSION_H' '#define LIBUNIQD_VERSION_H' \
+		'#define LIBUNIQD_VERSION_MAJOR	$(word 1,$(UNIQD_VERSION_WORDS))' \
+		'#define LIBUNIQD_VERSION_MINOR	$(word 2,$(UNIQD_VERSION_WORDS))' \
+		'#define LIBUNIQD_VERSION_PATCH	$(word 3,$(UNIQD_VERSION_WORDS))' \
+		'#define LIBUNIQD_VERSION_STRING	"$(UNIQD_VERSION)"' \
+		'#endif' > $@
 
 $(B)/libuniqd/%.o: $(LIBUNIQD_DIR)/%.c $(LIBUNIQD_HDRS)
 	@mkdir -p $(dir $@)
@@ -41,7 +45,7 @@ $(LIBUNIQD_A): $(LIBUNIQD_OBJS)
 # never be unloaded while a thread may still exit.
 $(LIBUNIQD_SO): $(LIBUNIQD_OBJS) $(LIBUNIQD_DIR)/libuniqd.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -pthread -Wl,-soname,$(LIBUNIQD_SONAME) \
+	$(CC) $(LDFLAGS) -shared -pthread -Wl,-soname,$(LIBUNIQD_SONAME) \
 		-Wl,--version-script=$(LIBUNIQD_DIR)/libuniqd.map \
 		-Wl,-z,nodelete -Wl,-z,defs -Wl,-z,relro -Wl,-z,now \
 		$(LIBUNIQD_OBJS) -o $@
@@ -57,3 +61,55 @@ $(B)/lib/libuniqd.so: $(B)/lib/$(LIBUNIQD_SONAME)
 $(B)/native/test_libuniqd: tests/native/test_libuniqd.c tests/harness.h $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -pthread $< $(LIBUNIQD_A) -o $@
+
+# ---- install ---------------------------------------------------------------
+install-user: install-lib install-headers
+
+# The .pc file: libdir and includedir relative to ${prefix} when they are
+# under PREFIX, so that pkg-config --define-prefix and sysroots work.
+pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(patsubst $(PREFIX),$${prefix},$(1)))
+
+install-lib: lib
+	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	$(INSTALL) -m 0644 $(LIBUNIQD_A) $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -m 0755 $(LIBUNIQD_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(LIBUNIQD_SO)) $(DESTDIR)$(LIBDIR)/$(LIBUNIQD_SONAME)
+	ln -sf $(LIBUNIQD_SONAME) $(DESTDIR)$(LIBDIR)/libuniqd.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' \
+	    -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|' \
+	    -e 's|@VERSION@|$(UNIQD_VERSION)|' \
+	    $(LIBUNIQD_DIR)/libuniqd.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libuniqd.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/libuniqd.pc
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && [ -x $(LDCONFIG) ]; then \
+		echo "$(LDCONFIG)"; $(LDCONFIG); fi
+
+# libuniqd.h needs nothing but its version header; <linux/uniqd.h> is for
+# programs that use the ioctls directly (uniqd(4)) or want the UNIQD_FEAT_*
+# bits.
+install-headers: $(LIBUNIQD_VERSION_H)
+	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
+	$(INSTALL) -m 0644 $(LIBUNIQD_DIR)/libuniqd.h $(LIBUNIQD_VERSION_H) $(DESTDIR)$(INCLUDEDIR)/
+	$(INSTALL) -m 0644 include/uapi/linux/uniqd.h $(DESTDIR)$(INCLUDEDIR)/linux/
+
+UNINSTALL_FILES += $(LIBDIR)/libuniqd.a $(LIBDIR)/libuniqd.so $(LIBDIR)/$(LIBUNIQD_SONAME) \
+	$(LIBDIR)/$(notdir $(LIBUNIQD_SO)) $(PKGCONFIGDIR)/libuniqd.pc \
+	$(INCLUDEDIR)/libuniqd.h $(INCLUDEDIR)/libuniqd_version.h $(INCLUDEDIR)/linux/uniqd.h
+
+# ---- the README's example --------------------------------------------------
+# Built the way its users build it: against an installed libuniqd (a staged
+# install-user under $(B)/stage) with pkg-config, statically for the VM guest
+# (tests/lib_example.c runs it).
+STAGE := $(abspath $(B))/stage
+STAGE_PKG = PKG_CONFIG_LIBDIR=$(STAGE)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(STAGE) pkg-config
+TOOL_BINS += $(B)/static-bin/libuniqd-example
+
+$(B)/stage/.done: $(LIBUNIQD_A) $(LIBUNIQD_SO) $(LIBUNIQD_HDRS) $(LIBUNIQD_DIR)/libuniqd.pc.in \
+		$(B)/bin/uniqdctl $(B)/static-bin/uniqdctl $(wildcard Documentation/man/*)
+	rm -rf $(STAGE)
+	$(MAKE) -s install-user DESTDIR=$(STAGE) PREFIX=/usr
+	touch $@
+
+$(B)/static-bin/libuniqd-example: $(LIBUNIQD_DIR)/example/example.c $(B)/stage/.done
+	@mkdir -p $(dir $@)
+	$(CC) -static -o $@ $< $$($(STAGE_PKG) --static --cflags --libs libuniqd)

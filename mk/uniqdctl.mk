@@ -9,13 +9,19 @@ UNIQDCTL_DEPS := $(UNIQDCTL_SRCS) $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
 
 TOOL_BINS += $(B)/bin/uniqdctl $(B)/static-bin/uniqdctl
 
-.PHONY: uniqdctl
+.PHONY: uniqdctl install-uniqdctl
 uniqdctl: $(B)/bin/uniqdctl $(B)/static-bin/uniqdctl
 
 $(B)/bin/uniqdctl: $(UNIQDCTL_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -pthread $(UNIQDCTL_SRCS) $(LIBUNIQD_A) -o $@
+	$(CC) $(USER_CFLAGS) $(LDFLAGS) -pthread $(UNIQDCTL_SRCS) $(LIBUNIQD_A) -o $@
 
 $(B)/static-bin/uniqdctl: $(UNIQDCTL_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(STATIC) $(UNIQDCTL_SRCS) $(LIBUNIQD_A) -o $@
+
+install-user: install-uniqdctl
+install-uniqdctl: $(B)/bin/uniqdctl
+	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 0755 $< $(DESTDIR)$(BINDIR)/
+UNINSTALL_FILES += $(BINDIR)/uniqdctl

@@ -328,7 +328,8 @@ int main(void)
 
 	th_case("version") {
 		CHECK(RUN(&r, "version") == 0, "status %d", r.status);
-		CHECK(strstr(r.out, "uniqdctl 1.0.0, libuniqd 1.0.0") != NULL, "%s", r.out);
+		CHECK(strstr(r.out, "uniqdctl " UNIQD_VERSION ", libuniqd " UNIQD_VERSION) != NULL,
+		      "%s", r.out);
 		CHECK(strstr(r.out, "module ABI 1") != NULL, "%s", r.out);
 		CHECK(RUN(&r, "--json", "version") == 0 && json_ok(r.out), "%s", r.out);
 		CHECK(strstr(r.out, "\"abi_version\":1") && strstr(r.out, "\"pools\""), "%s",

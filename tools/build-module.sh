@@ -12,8 +12,8 @@ shift 2
 top=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out/src"
 rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
-	"$top/Kbuild" "$top/uniqd" "$top/include" "$out/src/" 2>/dev/null ||
-	rsync -a "$top/Kbuild" "$top/uniqd" "$top/include" "$out/src/"
+	"$top/VERSION" "$top/Kbuild" "$top/uniqd" "$top/include" "$out/src/" 2>/dev/null ||
+	rsync -a "$top/VERSION" "$top/Kbuild" "$top/uniqd" "$top/include" "$out/src/"
 # The KUnit suites use the official BLAKE3 digests the userspace tests use.
 cp "$top/tests/blake3_vectors.h" "$out/src/uniqd/kunit/blake3_vectors.h"
 make -s -C "$kdir" M="$out/src" W=1 "$@" modules >"$out/build.log" 2>&1 || {

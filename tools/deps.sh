@@ -7,13 +7,18 @@
 #   tools/deps.sh
 #
 # linux-source-6.12 is for the debug kernel and for checkpatch.pl;
-# liblmdb-dev for the benchmarks' LMDB peer (tools/bench/ubench_lmdb.c).
+# liblmdb-dev for the benchmarks' LMDB peer (tools/bench/ubench_lmdb.c);
+# linux-image-rt-amd64 is Debian's 6.1 PREEMPT_RT kernel (6.1-rt); debhelper,
+# dh-dkms, lintian and dpkg-dev build and check the Debian packages;
+# debootstrap and e2fsprogs (mkfs.ext4 -d) make the full-system guest.
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       python3 sparse bc flex bison libelf-dev libssl-dev dwarves
       linux-image-amd64 linux-headers-amd64 gnuplot-nox pkg-config dkms
-      linux-source-6.12 build-essential liblmdb-dev)
+      linux-source-6.12 build-essential liblmdb-dev
+      linux-image-rt-amd64 linux-headers-rt-amd64
+      debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs)
 
 missing=()
 for p in "${want[@]}"; do
@@ -21,13 +26,17 @@ for p in "${want[@]}"; do
 		missing+=("$p")
 done
 
-# Debian's 6.12 kernel (bookworm backports naming): an unsigned image and its
-# headers. Any installed 6.12 with a build tree will do; otherwise take the
-# newest one the archive offers.
-have612=
-for b in /lib/modules/6.12.*-amd64/build; do
-	[ -d "$b" ] && [ -e "/boot/vmlinuz-$(basename "$(dirname "$b")")" ] && have612=1
-done
+# Debian's 6.12 kernels (bookworm backports naming), the generic one and the
+# PREEMPT_RT one (6.12-rt): an unsigned image and its headers each. Any
+# installed one with a build tree will do; otherwise take the newest one the
+# archive offers.
+have612() {
+	local b
+	for b in /lib/modules/6.12.*+deb12-"$1"/build; do
+		[ -d "$b" ] && [ -e "/boot/vmlinuz-$(basename "$(dirname "$b")")" ] && return 0
+	done
+	return 1
+}
 
 updated=
 apt_update() {
@@ -37,16 +46,17 @@ apt_update() {
 	updated=1
 }
 
-if [ -z "$have612" ]; then
+for flavour in amd64 rt-amd64; do
+	have612 "$flavour" && continue
 	apt_update
-	v=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9.]+\+deb12-amd64-unsigned$' |
+	v=$(apt-cache search --names-only "^linux-image-6\\.12\\.[0-9.]+\\+deb12-$flavour-unsigned\$" |
 	    awk '{print $1}' | sed 's/^linux-image-//; s/-unsigned$//' | sort -V | tail -n 1)
 	if [ -z "$v" ]; then
-		echo "deps: no linux-image-6.12.*-amd64-unsigned in the archive" >&2
+		echo "deps: no linux-image-6.12.*-$flavour-unsigned in the archive" >&2
 		exit 1
 	fi
 	missing+=("linux-image-$v-unsigned" "linux-headers-$v")
-fi
+done
 
 if [ ${#missing[@]} -gt 0 ]; then
 	apt_update

@@ -54,7 +54,7 @@ if ! command -v dkms >/dev/null; then
 	exit 1
 fi
 
-version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+version=$(cat "$top/VERSION")
 work=$(mktemp -d /tmp/uniqd-dkms-check.XXXXXX)
 src=$work/src tree=$work/dkms inst=$work/modules
 mkdir -p "$src" "$tree" "$inst"

@@ -16,6 +16,7 @@
 # module loading. Exit status 0 when every check passed.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+ver=$(cat "$top/VERSION")
 keep=
 if [ "${1:-}" = --keep ]; then
 	keep=1
@@ -39,10 +40,10 @@ fi
 p=$d/usr/local
 kver=$(find "$d/lib/modules" -mindepth 1 -maxdepth 1 -printf "%f\n" 2>/dev/null | head -n 1)
 missing=()
-for f in "$p/lib/libuniqd.so.1.0.0" "$p/lib/libuniqd.so.1" "$p/lib/libuniqd.so" \
+for f in "$p/lib/libuniqd.so.$ver" "$p/lib/libuniqd.so.1" "$p/lib/libuniqd.so" \
 	 "$p/lib/libuniqd.a" "$p/lib/pkgconfig/libuniqd.pc" \
 	 "$p/include/libuniqd.h" "$p/include/linux/uniqd.h" \
-	 "$p/bin/uniqdctl" \
+	 "$p/bin/uniqdctl" "$p/bin/uniqd-b3sum" "$p/include/libuniqd_version.h" \
 	 "$p/share/man/man3/libuniqd.3" "$p/share/man/man3/uniqd_intern.3" \
 	 "$p/share/man/man3/uniqd_lookup.3" "$p/share/man/man3/UNIQD_CLASS.3" \
 	 "$p/share/man/man4/uniqd.4" "$p/share/man/man8/uniqdctl.8" \
@@ -52,7 +53,7 @@ for f in "$p/lib/libuniqd.so.1.0.0" "$p/lib/libuniqd.so.1" "$p/lib/libuniqd.so" 
 	 "$d/lib/modules/$kver/modules.dep"; do
 	[ -e "$f" ] || missing+=("${f#"$d"}")
 done
-for f in "$top"/Documentation/man/*.[348]; do
+for f in "$top"/Documentation/man/*.[1348]; do
 	n=$(basename "$f")
 	[ -e "$p/share/man/man${n##*.}/$n" ] || missing+=("/usr/local/share/man/man${n##*.}/$n")
 done
@@ -64,24 +65,24 @@ fi
 
 # Modes: programs and the shared library executable, the rest not.
 modes=$( (cd "$d" && find . -type f -perm /111 | sort) | tr '\n' ' ')
-if [ "$modes" = "./usr/local/bin/uniqdctl ./usr/local/lib/libuniqd.so.1.0.0 " ]; then
+if [ "$modes" = "./usr/local/bin/uniqd-b3sum ./usr/local/bin/uniqdctl ./usr/local/lib/libuniqd.so.$ver " ]; then
 	ok modes
 else
 	bad modes "executable files: $modes"
 fi
 
-soname=$(readelf -d "$p/lib/libuniqd.so.1.0.0" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+soname=$(readelf -d "$p/lib/libuniqd.so.$ver" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 if [ "$soname" = libuniqd.so.1 ] &&
-   [ "$(readlink "$p/lib/libuniqd.so.1")" = libuniqd.so.1.0.0 ] &&
+   [ "$(readlink "$p/lib/libuniqd.so.1")" = libuniqd.so.$ver ] &&
    [ "$(readlink "$p/lib/libuniqd.so")" = libuniqd.so.1 ]; then
 	ok soname
 else
 	bad soname "soname '$soname', links $(readlink "$p/lib/libuniqd.so.1") $(readlink "$p/lib/libuniqd.so")"
 fi
 
-others=$(nm -D --defined-only "$p/lib/libuniqd.so.1.0.0" | awk '$2 != "A" {print $3}' |
+others=$(nm -D --defined-only "$p/lib/libuniqd.so.$ver" | awk '$2 != "A" {print $3}' |
 	 sed 's/@.*//' | grep -v '^uniqd_' | tr '\n' ' ')
-if [ -z "$others" ] && nm -D --defined-only "$p/lib/libuniqd.so.1.0.0" | grep -q ' uniqd_intern@@LIBUNIQD_1'; then
+if [ -z "$others" ] && nm -D --defined-only "$p/lib/libuniqd.so.$ver" | grep -q ' uniqd_intern@@LIBUNIQD_1'; then
 	ok exports
 else
 	bad exports "exported beyond uniqd_*: '$others' (or no versioned uniqd_intern)"
@@ -101,7 +102,7 @@ export PKG_CONFIG_LIBDIR=$p/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$d
 # (pkgconf ends its output with a space; a sysroot also prefixes variables.)
 flags=$(pkg-config --cflags --libs libuniqd 2>&1 | sed 's/ *$//')
 prefix=$(PKG_CONFIG_SYSROOT_DIR='' pkg-config --variable=prefix libuniqd)
-if [ "$(pkg-config --modversion libuniqd)" = 1.0.0 ] && [ "$prefix" = /usr/local ] &&
+if [ "$(pkg-config --modversion libuniqd)" = "$ver" ] && [ "$prefix" = /usr/local ] &&
    [ "$flags" = "-I$p/include -L$p/lib -luniqd" ]; then
 	ok pkgconfig
 else
@@ -188,10 +189,11 @@ fi
 ko=$d/lib/modules/$kver/extra/uniqd.ko
 if [ -n "$kver" ] && [ -f "$ko" ] &&
    [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$kver" ] &&
+   [ "$(modinfo -F version "$ko")" = "$ver" ] &&
    grep -q '^extra/uniqd.ko:' "$d/lib/modules/$kver/modules.dep"; then
 	ok module
 else
-	bad module "kver '$kver', vermagic '$(modinfo -F vermagic "$ko" 2>&1)'"
+	bad module "kver '$kver', vermagic '$(modinfo -F vermagic "$ko" 2>&1)', version '$(modinfo -F version "$ko" 2>&1)'"
 fi
 
 if grep -q '^KERNEL=="uniqd", SUBSYSTEM=="misc", MODE="0666"$' "$d/usr/lib/udev/rules.d/60-uniqd.rules" &&
@@ -204,7 +206,7 @@ fi
 # Another PREFIX, without the module: the .pc follows, system paths do not.
 d2=$work/dest2
 if make -s -C "$top" "$@" install-user DESTDIR="$d2" PREFIX=/opt/uniqd >"$work/install2.log" 2>&1 &&
-   [ -f "$d2/opt/uniqd/lib/libuniqd.so.1.0.0" ] && [ -x "$d2/opt/uniqd/bin/uniqdctl" ] &&
+   [ -f "$d2/opt/uniqd/lib/libuniqd.so.$ver" ] && [ -x "$d2/opt/uniqd/bin/uniqdctl" ] &&
    [ -f "$d2/usr/lib/udev/rules.d/60-uniqd.rules" ] && [ ! -e "$d2/lib/modules" ] &&
    grep -qx 'prefix=/opt/uniqd' "$d2/opt/uniqd/lib/pkgconfig/libuniqd.pc" &&
    [ "$(PKG_CONFIG_LIBDIR=$d2/opt/uniqd/lib/pkgconfig pkg-config --cflags --libs libuniqd | sed 's/ *$//')" = \

@@ -103,6 +103,7 @@ module_exit(uniqd_exit);
 MODULE_DESCRIPTION("uniqd: a shared interning service for compiler processes");
 MODULE_AUTHOR("The uniqd developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(UNIQD_VERSION);
 /* A request for "blake3" (crypto_alloc_shash, AF_ALG) may load uniqd. */
 MODULE_ALIAS_CRYPTO("blake3");
 MODULE_ALIAS_CRYPTO("blake3-uniqd-generic");

@@ -11,8 +11,8 @@
  * line then starts with a backslash. No FILE, or "-", reads stdin; with
  * --keyed the 32 raw key bytes come from stdin, so FILEs are required.
  *
- * Build: gcc -O2 -Wall -Wextra -Iuniqd tools/b3sum/b3sum.c uniqd/blake3.c \
- *	-o build/b3sum
+ * Build: make b3sum (build/bin/b3sum; UNIQD_VERSION comes from VERSION).
+ * Installed as uniqd-b3sum.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -307,7 +307,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("%s (uniqd) 1.0\n", prog);
+			printf("%s (uniqd) %s\n", prog, UNIQD_VERSION);
 			return 0;
 		default:
 			usage(stderr);

@@ -33,10 +33,8 @@
 extern "C" {
 #endif
 
-#define LIBUNIQD_VERSION_MAJOR	1
-#define LIBUNIQD_VERSION_MINOR	0
-#define LIBUNIQD_VERSION_PATCH	0
-#define LIBUNIQD_VERSION_STRING	"1.0.0"
+/* LIBUNIQD_VERSION_{MAJOR,MINOR,PATCH,STRING}, generated from VERSION. */
+#include <libuniqd_version.h>
 
 /* The size of a digest (the same value as the kernel header's). */
 #ifndef UNIQD_DIGEST_SIZE
@@ -336,7 +334,7 @@ const char *uniqd_strerror(int errnum);
  */
 const char *uniqd_last_error(void);
 
-/* The library's version, "1.0.0". */
+/* The library's version, LIBUNIQD_VERSION_STRING when built. */
 const char *uniqd_version(void);
 
 #ifdef __cplusplus

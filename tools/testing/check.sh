@@ -4,14 +4,17 @@
 # Run every uniqd test: the native tests, then the module and the userspace
 # tests in a VM for each kernel, and print one summary line.
 #
-#   check.sh [--kernels "6.1 6.12 debug"] [--mode check|run|bench]
+#   check.sh [--kernels "6.1 6.12 6.12-rt 6.1-rt debug system"] [--mode check|run|bench]
+#
+# "system" is not a kernel but the full-system guest (system.sh): Debian's
+# packages installed in a Debian 12 root that boots on 6.12.
 #
 # UNIQD_KERNELS sets the default kernel list. Results land in
 # build/results/<kernel>/ (console.log is the guest's whole log).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
-kernels=${UNIQD_KERNELS:-"6.1 6.12 debug"}
+kernels=${UNIQD_KERNELS:-"6.1 6.12 6.12-rt 6.1-rt debug system"}
 mode=check
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -45,6 +48,10 @@ if [ "$mode" = check ]; then
 	# make install into a staging DESTDIR, and dkms build for 6.1 and 6.12.
 	"$top/tools/install-check.sh" >> "$host" 2>"$R/host/install-check.log"
 	"$top/tools/dkms-check.sh" >> "$host" 2>"$R/host/dkms-check.log"
+	"$top/tools/version-check.sh" "$B" >> "$host" 2>"$R/host/version-check.log"
+	# dpkg-buildpackage, the packages' contents, lintian.
+	rm -rf "$B/debs"
+	"$top/tools/deb-check.sh" "$B/debs" >> "$host" 2>"$R/host/deb-check.log"
 fi
 
 progs=$B/tests
@@ -55,6 +62,7 @@ list=$("$top/tools/testing/kernels.sh" $(case " $kernels " in *" debug "*) echo 
 	say "not ok host:kernels: cannot list or build the test kernels"
 # Every kernel asked for must be in the list.
 for k in $kernels; do
+	[ "$k" = system ] && continue
 	awk -v k="$k" '$1 == k { found = 1 } END { exit !found }' <<< "$list" ||
 		say "not ok host:kernels.$k: no such test kernel"
 done
@@ -75,7 +83,19 @@ while read -r name rel img kdir; do
 		say "not ok host:build.module.$name: see $R/host/build-$name.log"
 		continue
 	fi
-	args=(--mode "$mode" --module "$out/src/uniqd.ko" --progs "$progs" --tools "$B/static-bin")
+	# 6.1-rt is built against and loaded with a smoke subset: 6.12-rt runs
+	# every test on RT, and a full run would cost another 2.5 minutes.
+	kprogs=$progs
+	if [ "$name" = 6.1-rt ] && [ "$mode" = check ]; then
+		kprogs=$B/tests-smoke
+		rm -rf "$kprogs"
+		mkdir -p "$kprogs"
+		for t in $(grep -v '^#' "$top/tools/testing/vm/smoke-tests.txt"); do
+			cp "$progs/$t" "$kprogs/" 2>/dev/null ||
+				say "not ok host:smoke.$t: no test program $progs/$t"
+		done
+	fi
+	args=(--mode "$mode" --module "$out/src/uniqd.ko" --progs "$kprogs" --tools "$B/static-bin")
 	[ "$rel" != - ] && args+=(--release "$rel")
 	[ -f "$out/src/uniqd/kunit/uniqd_kunit.ko" ] && args+=(--kunit "$out/src/uniqd/kunit/uniqd_kunit.ko")
 	# KASAN and lockdep under TCG run the tests 5-10x slower.
@@ -102,6 +122,17 @@ while read -r name rel img kdir; do
 	[ -s "$R/$name/results.txt" ] ||
 		say "not ok host:vm.$name: the VM run left no results (see $R/$name)"
 done <<< "$list"
+
+# The full-system guest, on the packages deb-check.sh built.
+if [ "$mode" = check ]; then
+	case " $kernels " in *" system "*)
+		if ls "$B"/debs/*.deb >/dev/null 2>&1; then
+			"$top/tools/testing/system.sh" "$R/system" "$B/debs"
+		else
+			say "not ok host:system: no packages in $B/debs (see $R/host/deb-check.log)"
+		fi ;;
+	esac
+fi
 
 # One line per result in every results.txt; the summary closes the run.
 all=$(cat "$R"/*/results.txt)

@@ -5,6 +5,10 @@
 #
 #   run-vm.sh --name NAME --kernel BZIMAGE --initrd INITRD --out DIR
 #             [--timeout SECONDS] [--mem MB] [--append "extra cmdline"]
+#             [--drive DISK.img]
+#
+# --drive attaches a raw disk image as /dev/vda (the full-system guest's
+# root filesystem, tools/testing/system.sh).
 #
 # Writes DIR/console.log (the guest's whole console, for people),
 # DIR/results.raw (what the guest reported on its second serial port) and
@@ -13,7 +17,7 @@
 # Exits non-zero when any result failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-name= kernel= initrd= out= timeout=1500 mem=1024 append=
+name= kernel= initrd= out= timeout=1500 mem=1024 append= drive=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--name) name=$2; shift ;;
@@ -23,6 +27,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--mem) mem=$2; shift ;;
 	--append) append=$2; shift ;;
+	--drive) drive=(-drive "file=$2,format=raw,if=virtio"); shift ;;
 	*) echo "run-vm: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -36,7 +41,7 @@ boot() {
 	# -accel tcg: KVM is unusable on these machines. Two vCPUs run in
 	# parallel under MTTCG. No "quiet": WARNINGs must reach the console.
 	timeout --kill-after=10 "$timeout" qemu-system-x86_64 -accel tcg -cpu max \
-		-m "$mem" -smp 2 -kernel "$kernel" -initrd "$initrd" \
+		-m "$mem" -smp 2 -kernel "$kernel" -initrd "$initrd" "${drive[@]}" \
 		-append "console=ttyS0 panic=-1 oops=panic $append" \
 		-display none -monitor none -no-reboot \
 		-serial "file:$log" -serial "file:$raw" </dev/null

@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The full-system guest: a clean Debian 12 root (vm/debian-root.sh, cached)
+# with uniqd's Debian packages installed by apt in a chroot, DKMS building
+# uniqd.ko there for Debian's 6.1 and 6.12 kernels; then that root, as an
+# ext4 disk image, booted on 6.12 with its own initramfs, systemd and udev,
+# and every tests/system/*.sh run in it as root by a systemd service. Last,
+# vm/system/purge.sh purges the packages in a chroot of the same root (in the
+# guest, depmod alone would take minutes under TCG).
+#
+#   system.sh OUTDIR DEBDIR
+#
+# DEBDIR holds the four .deb files (tools/deb-check.sh DEBDIR). Writes
+# OUTDIR/results.txt ("ok system:<case>" / "not ok system:<case>: why",
+# judged by vm/run-vm.sh like every VM run) and OUTDIR/console.log.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+vm=$top/tools/testing/vm
+out=$1 debs=$2
+ver=$(cat "$top/VERSION")
+mkdir -p "$out"
+res=$out/host.txt
+: > "$res"
+say() { echo "$*" >> "$res"; }
+work=$(mktemp -d /tmp/uniqd-system.XXXXXX)
+mounted=()
+# shellcheck disable=SC2317  # called by the trap
+cleanup() {
+	local m
+	for m in "${mounted[@]}"; do umount -l "$m" 2>/dev/null; done
+	rm -rf --one-file-system "$work"
+}
+trap cleanup EXIT
+# The host's lines join the guest's in results.txt.
+finish() {
+	cat "$res" >> "$out/results.txt"
+	exit 0
+}
+
+if ! base=$("$vm/debian-root.sh" 2>"$out/debian-root.log" | tail -n 1) || [ ! -d "$base" ]; then
+	: > "$out/results.txt"
+	say "not ok system:host.root: no Debian root (see $out/debian-root.log)"
+	finish
+fi
+say "ok system:host.root"
+read -r rel61 rel612 < "$(dirname "$base")/kernels"
+
+# A copy of the clean root; the packages go into it with apt, as a user
+# installs them.
+root=$work/root
+cp -a "$base" "$root"
+for m in proc sys dev; do
+	mount --bind "/$m" "$root/$m" && mounted=("$root/$m" "${mounted[@]}")
+done
+mkdir -p "$root/tmp/uniqd-debs"
+cp "$debs"/*.deb "$root/tmp/uniqd-debs/"
+if chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 \
+	sh -c 'apt-get install -y -q --no-install-recommends /tmp/uniqd-debs/*.deb' \
+	>"$out/apt-install.log" 2>&1; then
+	say "ok system:host.apt-install"
+else
+	say "not ok system:host.apt-install: see $out/apt-install.log"
+fi
+rm -rf "$root/tmp/uniqd-debs"
+for r in "$rel61" "$rel612"; do
+	st=$(chroot "$root" dkms status -m uniqd -v "$ver" -k "$r" 2>&1)
+	if grep -q ': installed' <<< "$st" && ls "$root/lib/modules/$r/updates/dkms/"uniqd.ko* >/dev/null 2>&1; then
+		say "ok system:host.dkms.$r"
+	else
+		say "not ok system:host.dkms.$r: '$st'"
+	fi
+done
+unmount() {
+	local m
+	for m in "${mounted[@]}"; do umount -l "$m"; done
+	mounted=()
+}
+unmount
+
+# The guest's side: the runner, its service, the tests, what they need.
+lib=$root/usr/local/lib/uniqd-system
+mkdir -p "$lib/tests"
+install -m 0755 "$vm/system/run-tests.sh" "$lib/run-tests"
+install -m 0644 "$top"/tests/system/*.sh "$lib/tests/"
+install -m 0644 "$top/tools/libuniqd/example/example.c" "$lib/"
+echo "$ver" > "$lib/VERSION"
+echo "$rel61 $rel612" > "$lib/kernels"
+install -m 0644 "$vm/system/uniqd-system-test.service" "$root/etc/systemd/system/"
+mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
+ln -sf ../uniqd-system-test.service "$root/etc/systemd/system/multi-user.target.wants/"
+
+img=$work/root.img
+mb=$(du -sm "$root" | cut -f1)
+cp "$root/boot/vmlinuz-$rel612" "$root/boot/initrd.img-$rel612" "$work/"
+if ! truncate -s $(( mb * 5 / 4 + 512 ))M "$img" ||
+   ! mkfs.ext4 -q -F -L uniqd-root -d "$root" "$img" >"$out/mkfs.log" 2>&1; then
+	: > "$out/results.txt"
+	say "not ok system:host.image: see $out/mkfs.log"
+	finish
+fi
+
+"$vm/run-vm.sh" --name system --kernel "$work/vmlinuz-$rel612" \
+	--initrd "$work/initrd.img-$rel612" --drive "$img" --out "$out" \
+	--mem 1024 --timeout 1200 --append "root=/dev/vda rw" || true
+rm -f "$img"
+
+# The purge, in the root the image was made from.
+for m in proc sys dev; do
+	mount --bind "/$m" "$root/$m" && mounted=("$root/$m" "${mounted[@]}")
+done
+install -m 0755 "$vm/system/purge.sh" "$lib/purge"
+chroot "$root" env LC_ALL=C.UTF-8 bash /usr/local/lib/uniqd-system/purge 3>&1 >/dev/null 2>&1 |
+	sed -E 's/^(ok|not ok) /\1 system:/' >> "$res"
+cp "$root/tmp/purge.log" "$out/purge.log" 2>/dev/null
+grep -q 'purge\.clean' "$res" || say "not ok system:purge.clean: the purge reported nothing"
+unmount
+finish
