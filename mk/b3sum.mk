@@ -3,7 +3,7 @@
 # b3sum: a b3sum-compatible command built from the module's own BLAKE3
 # source. It is installed as uniqd-b3sum: Debian's b3sum package owns
 # /usr/bin/b3sum.
-B3SUM_DEPS := tools/b3sum/b3sum.c uniqd/blake3.h uniqd/blake3_compat.h $(B)/obj/blake3.o
+B3SUM_DEPS := tools/b3sum/b3sum.c uniqd/blake3.h uniqd/blake3_compat.h $(B)/obj/blake3.o VERSION
 TOOL_BINS += $(B)/bin/b3sum $(B)/static-bin/b3sum
 .PHONY: b3sum bench-native install-b3sum
 b3sum: $(B)/bin/b3sum $(B)/static-bin/b3sum
