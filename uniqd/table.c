@@ -138,6 +138,19 @@ struct uniqd_rec *uniqd_table_insert(struct uniqd_table *t, u64 hash,
 	rec->flags = 0;
 	for (;;) {
 		spin_lock(&t->lock);
+		/*
+		 * An equal record is looked for first, under RCU: the insert
+		 * below compares inside rhashtable's bucket lock, which 6.12
+		 * holds with interrupts off, and an equal record would be
+		 * compared there whole (up to max_key_len bytes). Writers
+		 * hold t->lock, so the insert then meets none.
+		 */
+		got = rhashtable_lookup_fast(&t->ht, &k, uniqd_table_params);
+		if (got) {
+			spin_unlock(&t->lock);
+			/* Published before its inserter let go of t->lock. */
+			return got;
+		}
 		got = rhashtable_lookup_get_insert_key(&t->ht, &k, &rec->node,
 						       uniqd_table_params);
 		if (!got) {
