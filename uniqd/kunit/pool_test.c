@@ -935,8 +935,11 @@ static u64 uk_map_word(struct uniqd_map *m, u64 off)
 /* What a reader finds for (@cls, @data): the idx, or 0. */
 static u32 uk_map_find(struct uniqd_map *m, u32 cls, const void *data, u32 len)
 {
-	u64 w = smp_load_acquire(&m->hdr->index), h, mask, off;
+	u64 w, h, mask, off;
 	u32 tag, i;
+
+	/* As a reader of the mapping would: pairs with index.c's release. */
+	w = smp_load_acquire(&m->hdr->index);
 
 	if (!w)
 		return 0;
@@ -980,6 +983,7 @@ static void map_index_growth(struct kunit *test)
 		len = uk_key(k, key);
 		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, key, len, true,
 						&h, &created), 0);
+		/* The first array's word, as a reader would load it. */
 		if (!first)
 			first = smp_load_acquire(&m->hdr->index);
 		if (k == 511) {
