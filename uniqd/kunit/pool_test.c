@@ -983,9 +983,9 @@ static void map_index_growth(struct kunit *test)
 		len = uk_key(k, key);
 		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, key, len, true,
 						&h, &created), 0);
-		/* The first array's word, as a reader would load it. */
+		/* The first array's word (this thread wrote it). */
 		if (!first)
-			first = smp_load_acquire(&m->hdr->index);
+			first = READ_ONCE(m->hdr->index);
 		if (k == 511) {
 			/* The first array, full up to its growth point. */
 			for (j = 0; j < 1024; j++)
