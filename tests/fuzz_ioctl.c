@@ -186,6 +186,8 @@ static int zero_tail(__u64 t0, __u64 t1)
 {
 	__u64 wa, b;
 
+	if (t0 >= t1)
+		return 0;	/* no tail: nothing is read */
 	for (wa = t0 & ~7ULL; wa < t1; wa += 8) {
 		if (!readable(wa, 8))
 			return EFAULT;
