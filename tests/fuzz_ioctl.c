@@ -39,6 +39,8 @@
 #define NCMD		10
 #define NERR		160
 #define PG		4096UL
+/* The largest key_size of INTERN_BATCH (userspace-api.rst). */
+#define UNIQD_KEY_SIZE_MAX	4096U
 
 /* ---- the documented errnos of each command ------------------------------ */
 
@@ -59,12 +61,12 @@ static const int out_on_error[NCMD] = { 0, 0, 0, 0, 0, 1, 1, 0, 0, 1 };
 
 /*
  * From Documentation/userspace-api.rst, "Errors": the generic errnos
- * (ENOTTY, EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM; E2BIG only for commands
- * that read a struct, EBADFD not for VERSION and ATTACH) and each command's
- * own. Terminated by 0; ENOTTY is allowed for every request.
+ * (ENOTTY, EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM; EBADFD not for VERSION
+ * and ATTACH) and each command's own. Terminated by 0; ENOTTY is allowed
+ * for every request.
  */
 static const int allowed[NCMD + 1][16] = {
-	/* VERSION */	{ EINVAL, EFAULT, ENOMEM, 0 },
+	/* VERSION */	{ EINVAL, E2BIG, EFAULT, ENOMEM, 0 },
 	/* ATTACH */	{ EINVAL, E2BIG, EFAULT, ENOMEM, ENAMETOOLONG, EBUSY,
 			  EEXIST, EACCES, ENOENT, ENOSPC, EDQUOT, 0 },
 	/* CLASS */	{ EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, ENAMETOOLONG,
@@ -78,7 +80,7 @@ static const int allowed[NCMD + 1][16] = {
 	/* RESOLVE */	{ EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, EXDEV, ENOENT,
 			  ERANGE, 0 },
 	/* DIGEST */	{ EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, EXDEV, ENOENT, 0 },
-	/* STATS */	{ EINVAL, EFAULT, EBADFD, ENOMEM, 0 },
+	/* STATS */	{ EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, 0 },
 	/* CLASS_INFO */ { EINVAL, E2BIG, EFAULT, EBADFD, ENOMEM, EBADSLT, ERANGE, 0 },
 	/* other */	{ 0 },
 };
@@ -177,9 +179,30 @@ static int writable(__u64 p, __u64 n)
 }
 
 /*
+ * check_zeroed_user() on the user bytes [t0, t1): scanned a word at a time,
+ * E2BIG at the first non-zero word, EFAULT at the first unreadable one.
+ */
+static int zero_tail(__u64 t0, __u64 t1)
+{
+	__u64 wa, b;
+
+	if (t0 >= t1)
+		return 0;	/* no tail: nothing is read */
+	for (wa = t0 & ~7ULL; wa < t1; wa += 8) {
+		if (!readable(wa, 8))
+			return EFAULT;
+		for (b = wa > t0 ? wa : t0; b < wa + 8 && b < t1; b++)
+			if (*(const char *)(uintptr_t)b)
+				return E2BIG;
+	}
+	return 0;
+}
+
+/*
  * Mapped with PROT_NONE guards on both sides, wider than any jump a call
- * can make past the end (a batch starts at keys[done], up to 4096 keys on):
- * an address the model calls unmapped must really be.
+ * can make past the end (a batch starts at keys[done], up to 4096 keys on;
+ * fill() keeps done * key_size below GUARD for larger elements): an address
+ * the model calls unmapped must really be.
  */
 #define GUARD	(256 * 1024UL)
 
@@ -806,10 +829,15 @@ static void fill(int ci, struct kfile *f)
 		break;
 	case 5: {		/* INTERN_BATCH */
 		struct uniqd_batch *b = &img.b;
-		static struct uniqd_key kk[UNIQD_BATCH_MAX];
-		__u32 r = below(100);
+		static __u64 kb[SCR_KEYS / 8];	/* the keys, laid out */
+		__u32 r = below(100), ks, es;
 		__u64 where;
 
+		/* Elements: this ABI's, larger with zero tails, anything. */
+		ks = r < 88 ? sizeof(struct uniqd_key) : r < 94 ? 32 + 8 * below(8) :
+		     r < 97 ? 32 + below(UNIQD_KEY_SIZE_MAX - 31) : rnd_u32();
+		es = r < 94 ? ks : 32;	/* the stride they are laid out with */
+		r = below(100);
 		n = r < 70 ? below(17) : r < 90 ? 17 + below(240) :
 		    r < 93 ? UNIQD_BATCH_MAX : r < 96 ? UNIQD_BATCH_MAX + 1 : rnd_u32();
 		b->count = n;
@@ -818,38 +846,46 @@ static void fill(int ci, struct kfile *f)
 		/* Keys laid out: all of them, or fewer (the rest is stale memory). */
 		if (pct(10))
 			n = below(n + 1);
+		if ((__u64)n * es > SCR_KEYS - 4096)
+			n = (SCR_KEYS - 4096) / es;
+		memset(kb, 0, (size_t)n * es);
 		for (i = 0; i < n; i++)
-			fill_key(&kk[i]);
+			fill_key((struct uniqd_key *)((char *)kb + (size_t)i * es));
 		r = below(100);
 		if (r < 85) {
 			where = (uintptr_t)scratch + scr_keys +
-				below(SCR_KEYS - (__u64)n * 32 + 1);
+				below(SCR_KEYS - (__u64)n * es + 1);
 			if (pct(80))
 				where &= ~7ULL;
 		} else if (r < 90) {
 			res->ro_outputs++;
-			if ((__u64)n * 32 > ROV_SIZE / 2)
-				n = ROV_SIZE / 64;
+			if ((__u64)n * es > ROV_SIZE / 2)
+				n = ROV_SIZE / 4 / es;
 			where = (uintptr_t)rov + ROV_SIZE / 2 +
-				below(ROV_SIZE / 2 - (__u64)n * 32 + 1);
+				below(ROV_SIZE / 2 - (__u64)n * es + 1);
 		} else if (r < 96) {
 			/* The array runs off the end of the edge page. */
 			res->straddles++;
-			if (n > 100)
-				n = 100;
-			where = EDGE_END - 32 * below(n + 1) - (pct(50) ? below(32) : 0);
+			if ((__u64)n * es > PG)
+				n = PG / es;
+			where = EDGE_END - (__u64)es * below(n + 1) -
+				(pct(50) ? below(es) : 0);
 		} else {
 			where = bad_ptr();
 		}
-		place(where, kk, (size_t)n * 32);
+		place(where, kb, (size_t)n * es);
 		res->batch_keys += n;
 		b->keys = where;
-		b->key_size = pct(92) ? sizeof(struct uniqd_key) : rnd_u32();
+		b->key_size = ks;
 		r = below(100);
 		b->flags = r < 75 ? 0 : r < 92 ? UNIQD_BATCH_LOOKUP : rnd_u32();
 		r = below(100);
 		b->done = r < 80 ? 0 : r < 92 ? below((__u64)b->count + 1) :
 			  b->count + 1 + below(5);
+		/* The first key read must stay within the guards (see GUARD). */
+		if (b->key_size <= UNIQD_KEY_SIZE_MAX && b->done <= b->count &&
+		    (__u64)b->done * b->key_size > GUARD / 2)
+			b->done = 0;
 		b->created = pct(80) ? 0 : below(100);
 		b->reserved = pct(95) ? 0 : rnd_u32();
 		break;
@@ -909,7 +945,6 @@ struct expect {
 	__u32 done, bcreated, nk;
 	struct ent **kent;
 	__u8 *kcreated;
-	int kwrote[2];		/* last key: status written, handle written */
 };
 
 static struct ent *kent_buf[UNIQD_BATCH_MAX];
@@ -961,8 +996,10 @@ static int predict_main(int ci, struct expect *x)
 
 		if (b->reserved || (b->flags & ~UNIQD_BATCH_LOOKUP))
 			return EINVAL;
-		if (b->key_size != sizeof(struct uniqd_key))
+		if (b->key_size < 32)
 			return EINVAL;
+		if (b->key_size > UNIQD_KEY_SIZE_MAX)
+			return E2BIG;
 		if (b->count > UNIQD_BATCH_MAX)
 			return E2BIG;
 		if (b->done > b->count)
@@ -973,26 +1010,25 @@ static int predict_main(int ci, struct expect *x)
 		x->kcreated = kcreated_buf;
 		x->nk = 0;
 		for (i = b->done; i < b->count; i++) {
-			__u64 kp = b->keys + (__u64)i * 32;
+			__u64 kp = b->keys + (__u64)i * b->key_size;
 			struct uniqd_key k;
 			int cr;
 
-			if (!readable(kp, 32)) {
+			/* copy_struct_from_user(): the tail, then the key. */
+			ret = zero_tail(kp + 32, kp + b->key_size);
+			if (!ret && !readable(kp, 32))
 				ret = EFAULT;
+			/* Its results must be writable before it is looked up. */
+			if (!ret && !(writable(kp + 20, 4) && writable(kp + 24, 8)))
+				ret = EFAULT;
+			if (ret)
 				break;
-			}
 			memcpy(&k, (void *)(uintptr_t)kp, sizeof(k));
 			ret = predict_key(&k, create, &kent_buf[i], &cr);
 			kcreated_buf[i] = cr;
 			x->nk = i + 1;
 			if (ret)
 				break;
-			x->kwrote[0] = writable(kp + 20, 4);
-			x->kwrote[1] = x->kwrote[0] && writable(kp + 24, 8);
-			if (!x->kwrote[1]) {
-				ret = EFAULT;
-				break;
-			}
 			x->bcreated += cr;
 			x->done = i + 1;
 		}
@@ -1063,7 +1099,8 @@ static int predict_attach(struct kfile *f, struct expect *x)
 		return EINVAL;
 	if (a->name_len > UNIQD_POOL_NAME_MAX)
 		return ENAMETOOLONG;
-	if (a->max_bytes > mod_max_bytes || a->max_entries > mod_max_entries ||
+	if ((a->max_bytes && a->max_bytes < ut_rec_size(1) + ut_rec_size(0)) ||
+	    a->max_bytes > mod_max_bytes || a->max_entries > mod_max_entries ||
 	    a->max_classes > mod_max_classes)
 		return EINVAL;
 	if (f->pool)
@@ -1182,7 +1219,8 @@ static void after(int ci, struct kfile *f, struct expect *x, __u64 arg,
 		if (!x->kent)	/* stopped before the first key */
 			break;
 		for (i = img.b.done; i < x->nk; i++) {
-			struct uniqd_key *k = (void *)(uintptr_t)(img.b.keys + (__u64)i * 32);
+			struct uniqd_key *k = (void *)(uintptr_t)(img.b.keys +
+					      (__u64)i * img.b.key_size);
 			int wrote = i < x->done;
 
 			if (!kent_buf[i])
@@ -1260,23 +1298,15 @@ static void after(int ci, struct kfile *f, struct expect *x, __u64 arg,
 }
 
 /*
- * copy_struct_from_user(): a longer struct's tail is scanned for non-zero
- * bytes a word at a time (check_zeroed_user(): E2BIG at the first non-zero
- * word, EFAULT at the first unreadable one), then the struct is copied.
+ * The generic copy-in: a longer struct's tail must be zero (every command,
+ * output-only ones too), then an input struct is copied.
  */
-static int copy_in(__u64 arg, unsigned int ksize, unsigned int usize)
+static int copy_in(__u64 arg, unsigned int ksize, unsigned int usize, int input)
 {
-	__u64 t0 = arg + ksize, t1 = arg + usize, wa, b;
+	int ret = zero_tail(arg + ksize, arg + usize);
 
-	if (usize > ksize) {
-		for (wa = t0 & ~7ULL; wa < t1; wa += 8) {
-			if (!readable(wa, 8))
-				return EFAULT;
-			for (b = wa > t0 ? wa : t0; b < wa + 8 && b < t1; b++)
-				if (img.raw[b - arg])
-					return E2BIG;
-		}
-	}
+	if (ret || !input)
+		return ret;
 	return readable(arg, ksize) ? 0 : EFAULT;
 }
 
@@ -1358,7 +1388,8 @@ static void one_call(void)
 	n = usize > ksize ? usize : ksize;
 	arg = struct_ptr(n);
 	/* Outputs the kernel writes must not overlap the struct it copies back. */
-	if ((ci == 5 && overlaps(arg, n, img.b.keys, (__u64)img.b.count * 32)) ||
+	if ((ci == 5 && overlaps(arg, n, img.b.keys,
+				 (__u64)img.b.count * img.b.key_size)) ||
 	    (ci == 6 && overlaps(arg, n, img.r.buf, img.r.buf_len < maxlen ?
 				 img.r.buf_len : maxlen)) ||
 	    (ci == 9 && overlaps(arg, n, img.ci.name, img.ci.name_buf_len < 256 ?
@@ -1372,12 +1403,12 @@ static void one_call(void)
 		x.err = ENOTTY;
 	} else if (usize < (ci == 8 ? UNIQD_STATS_SIZE_VER0 : ksize)) {
 		x.err = EINVAL;	/* shorter than the first published struct */
-	} else if ((dir & _IOC_WRITE) && (g = copy_in(arg, ksize, usize))) {
+	} else if ((g = copy_in(arg, ksize, usize, dir & _IOC_WRITE))) {
 		x.err = g;
 	} else if (ci >= 2 && !f->pool) {
 		x.err = EBADFD;
-	} else if (ci == 1 && !writable(arg, ksize)) {
-		x.err = EFAULT;		/* ATTACH checks its copy-out first */
+	} else if (!writable(arg, usize < ksize ? usize : ksize)) {
+		x.err = EFAULT;		/* every command checks its copy-out first */
 	} else {
 		x.fn_ran = 1;
 		if (ci == 0)
@@ -1389,13 +1420,8 @@ static void one_call(void)
 		else
 			x.fn_err = -1;	/* another pool: not modelled */
 		x.err = x.fn_err;
-		if ((dir & _IOC_READ) &&
-		    (x.fn_err == -1 || !x.fn_err || out_on_error[ci])) {
-			if (!writable(arg, usize < ksize ? usize : ksize))
-				x.err = x.fn_err == -1 ? -1 : EFAULT;
-			else if (x.fn_err != -1)
-				x.out_ok = 1;
-		}
+		if (x.fn_err != -1 && (!x.fn_err || out_on_error[ci]))
+			x.out_ok = 1;
 	}
 
 	errno = 0;
@@ -1428,7 +1454,7 @@ static void one_call(void)
 		res->predicted++;
 	if (x.err != -1 && err != x.err && ci == 5) {
 		struct uniqd_batch ob;
-		__u64 kp = img.b.keys + (__u64)(x.nk ? x.nk - 1 : 0) * 32;
+		__u64 kp = img.b.keys + (__u64)(x.nk ? x.nk - 1 : 0) * img.b.key_size;
 		int i;
 
 		memset(&ob, 0, sizeof(ob));

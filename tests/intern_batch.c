@@ -202,8 +202,12 @@ int main(void)
 		b.flags = 0;
 		b.key_size = sizeof(struct uniqd_key) - 8;
 		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), EINVAL);
+		/* Larger elements: the tail of keys[0] is keys[1].class_id. */
 		b.key_size = sizeof(struct uniqd_key) + 8;
-		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), EINVAL);
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), E2BIG);
+		CHECK(b.done == 0, "done %u", b.done);
+		b.key_size = 4097;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), E2BIG);
 		b.key_size = 0;
 		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), EINVAL);
 		b.key_size = sizeof(struct uniqd_key);

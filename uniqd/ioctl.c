@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * uniqd: ioctl decoding. Every command is described once in uniqd_ioctls[];
- * the generic code checks direction and size, copies the struct in with
- * copy_struct_from_user() (so larger structs from newer userspace work while
- * their unknown tail is zero), checks that the file is attached when the
- * command needs a pool, and copies the struct back out.
+ * the generic code checks direction and size, copies the struct in (so
+ * larger structs from newer userspace work while their unknown tail is
+ * zero, for every command), checks that the file is attached when the
+ * command needs a pool and that the struct can be written back, runs the
+ * command and copies the struct back out.
  *
  * Every field that comes from userspace is checked here before the pool
  * code sees it; Documentation/userspace-api.rst lists each errno.
@@ -37,7 +38,6 @@ struct uniqd_ioctl_desc {
 	unsigned int min_size;	/* the first published size of the struct */
 	bool needs_pool;	/* -EBADFD unless the file is attached */
 	bool copy_out_on_error;	/* the struct carries results even on error */
-	bool copy_out_first;	/* check the struct is writable before acting */
 	int (*fn)(struct uniqd_file *uf, struct uniqd_pool *pool, void *arg);
 };
 
@@ -61,6 +61,13 @@ static int uniqd_ioc_version(struct uniqd_file *uf, struct uniqd_pool *pool,
 	v->reserved = 0;
 	return 0;
 }
+
+/*
+ * The smallest max_bytes a pool may ask for: room for the smallest class
+ * (a one-byte name) and the smallest entry (no content). Less could never
+ * hold an entry.
+ */
+#define UNIQD_POOL_BYTES_MIN	(UNIQD_REC_SIZE(1) + UNIQD_REC_SIZE(0))
 
 /* Name lengths: 0 is invalid, too long has its own errno. */
 static int uniqd_check_name_len(u32 len, u32 max)
@@ -89,8 +96,12 @@ static int uniqd_ioc_attach(struct uniqd_file *uf, struct uniqd_pool *unused,
 	ret = uniqd_check_name_len(a->name_len, UNIQD_POOL_NAME_MAX);
 	if (ret)
 		return ret;
-	/* Limits above the module's maxima are refused, even for an existing pool. */
-	if (a->max_bytes > uniqd_max_pool_bytes ||
+	/*
+	 * Limits outside the range are refused, even for an existing pool, so
+	 * that validity does not depend on who wins a creation race.
+	 */
+	if ((a->max_bytes && a->max_bytes < UNIQD_POOL_BYTES_MIN) ||
+	    a->max_bytes > uniqd_max_pool_bytes ||
 	    a->max_entries > uniqd_max_pool_entries ||
 	    a->max_classes > uniqd_max_pool_classes)
 		return -EINVAL;
@@ -185,11 +196,30 @@ static int uniqd_ioc_lookup(struct uniqd_file *uf, struct uniqd_pool *pool,
 	return uniqd_do_key(pool, arg, false);
 }
 
+/* Write a key's results into its array element. */
+static int uniqd_put_key_result(struct uniqd_key __user *uk,
+				const struct uniqd_key *k)
+{
+	if (put_user(k->status, &uk->status) ||
+	    put_user(k->handle, &uk->handle))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * Array elements follow the growth rule of the structs: from the first
+ * published struct uniqd_key up to UNIQD_KEY_SIZE_MAX bytes, with a tail
+ * beyond this ABI's struct that is zero. The bound keeps a call's tail
+ * checks short (at most UNIQD_BATCH_MAX pages).
+ */
+#define UNIQD_KEY_SIZE_MIN	offsetofend(struct uniqd_key, handle)
+#define UNIQD_KEY_SIZE_MAX	4096U
+
 static int uniqd_ioc_batch(struct uniqd_file *uf, struct uniqd_pool *pool,
 			   void *arg)
 {
 	struct uniqd_batch *b = arg;
-	struct uniqd_key __user *ukeys = u64_to_user_ptr(b->keys);
+	u8 __user *ukeys = u64_to_user_ptr(b->keys);
 	bool create = !(b->flags & UNIQD_BATCH_LOOKUP);
 	u32 first = b->done;
 	struct uniqd_key k;
@@ -198,8 +228,10 @@ static int uniqd_ioc_batch(struct uniqd_file *uf, struct uniqd_pool *pool,
 
 	if (b->reserved || (b->flags & ~UNIQD_BATCH_LOOKUP))
 		return -EINVAL;
-	if (b->key_size != sizeof(struct uniqd_key))
+	if (b->key_size < UNIQD_KEY_SIZE_MIN)
 		return -EINVAL;
+	if (b->key_size > UNIQD_KEY_SIZE_MAX)
+		return -E2BIG;
 	if (b->count > UNIQD_BATCH_MAX)
 		return -E2BIG;
 	if (b->done > b->count)
@@ -209,6 +241,9 @@ static int uniqd_ioc_batch(struct uniqd_file *uf, struct uniqd_pool *pool,
 		b->created = 0;
 
 	for (i = first; i < b->count; i++) {
+		struct uniqd_key __user *uk = (void __user *)
+			(ukeys + (u64)i * b->key_size);
+
 		if (i != first) {
 			/* done is written back: a restart goes on from here. */
 			if (signal_pending(current)) {
@@ -217,20 +252,22 @@ static int uniqd_ioc_batch(struct uniqd_file *uf, struct uniqd_pool *pool,
 			}
 			cond_resched();
 		}
-		if (copy_from_user(&k, &ukeys[i], sizeof(k))) {
-			ret = -EFAULT;
+		ret = copy_struct_from_user(&k, sizeof(k), uk, b->key_size);
+		if (ret)
 			break;
-		}
+		/* Like the struct of INTERN: nothing happens unless it can be told. */
+		ret = uniqd_put_key_result(uk, &k);
+		if (ret)
+			break;
 		ret = uniqd_do_key(pool, &k, create);
 		if (ret)
 			break;
-		if (put_user(k.status, &ukeys[i].status) ||
-		    put_user(k.handle, &ukeys[i].handle)) {
-			ret = -EFAULT;
-			break;
-		}
+		/* Counted once created, even if the results cannot be written. */
 		if (k.status & UNIQD_STATUS_NEW)
 			b->created++;
+		ret = uniqd_put_key_result(uk, &k);
+		if (ret)
+			break;
 		b->done = i + 1;
 	}
 	return ret;
@@ -306,33 +343,53 @@ static int uniqd_ioc_class_info(struct uniqd_file *uf, struct uniqd_pool *pool,
 	return 0;
 }
 
-#define UNIQD_IOCTL_MIN(_cmd, _min, _fn, _pool, _out_on_err, _out_first) \
+#define UNIQD_IOCTL_MIN(_cmd, _min, _fn, _pool, _out_on_err)		\
 	[_IOC_NR(_cmd)] = {						\
 		.cmd = _cmd, .min_size = _min,				\
 		.needs_pool = _pool, .copy_out_on_error = _out_on_err,	\
-		.copy_out_first = _out_first, .fn = _fn,		\
+		.fn = _fn,						\
 	}
-#define UNIQD_IOCTL(_cmd, _fn, _pool, _out_on_err, _out_first)		\
-	UNIQD_IOCTL_MIN(_cmd, _IOC_SIZE(_cmd), _fn, _pool, _out_on_err,	\
-			_out_first)
+#define UNIQD_IOCTL(_cmd, _fn, _pool, _out_on_err)			\
+	UNIQD_IOCTL_MIN(_cmd, _IOC_SIZE(_cmd), _fn, _pool, _out_on_err)
 
 static_assert(offsetof(struct uniqd_stats, map_bytes) == UNIQD_STATS_SIZE_VER0);
 
 static const struct uniqd_ioctl_desc uniqd_ioctls[] = {
-	UNIQD_IOCTL(UNIQD_IOC_VERSION, uniqd_ioc_version, false, false, false),
-	/* Attaching cannot be undone: fail before it if the result cannot go out. */
-	UNIQD_IOCTL(UNIQD_IOC_ATTACH, uniqd_ioc_attach, false, false, true),
-	UNIQD_IOCTL(UNIQD_IOC_CLASS, uniqd_ioc_class, true, false, false),
-	UNIQD_IOCTL(UNIQD_IOC_INTERN, uniqd_ioc_intern, true, false, false),
-	UNIQD_IOCTL(UNIQD_IOC_LOOKUP, uniqd_ioc_lookup, true, false, false),
-	UNIQD_IOCTL(UNIQD_IOC_INTERN_BATCH, uniqd_ioc_batch, true, true, false),
-	UNIQD_IOCTL(UNIQD_IOC_RESOLVE, uniqd_ioc_resolve, true, true, false),
-	UNIQD_IOCTL(UNIQD_IOC_DIGEST, uniqd_ioc_digest, true, false, false),
+	UNIQD_IOCTL(UNIQD_IOC_VERSION, uniqd_ioc_version, false, false),
+	UNIQD_IOCTL(UNIQD_IOC_ATTACH, uniqd_ioc_attach, false, false),
+	UNIQD_IOCTL(UNIQD_IOC_CLASS, uniqd_ioc_class, true, false),
+	UNIQD_IOCTL(UNIQD_IOC_INTERN, uniqd_ioc_intern, true, false),
+	UNIQD_IOCTL(UNIQD_IOC_LOOKUP, uniqd_ioc_lookup, true, false),
+	UNIQD_IOCTL(UNIQD_IOC_INTERN_BATCH, uniqd_ioc_batch, true, true),
+	UNIQD_IOCTL(UNIQD_IOC_RESOLVE, uniqd_ioc_resolve, true, true),
+	UNIQD_IOCTL(UNIQD_IOC_DIGEST, uniqd_ioc_digest, true, false),
 	/* The map_* fields came later: the first STATS is still served. */
 	UNIQD_IOCTL_MIN(UNIQD_IOC_STATS, UNIQD_STATS_SIZE_VER0,
-			uniqd_ioc_stats, true, false, false),
-	UNIQD_IOCTL(UNIQD_IOC_CLASS_INFO, uniqd_ioc_class_info, true, true, false),
+			uniqd_ioc_stats, true, false),
+	UNIQD_IOCTL(UNIQD_IOC_CLASS_INFO, uniqd_ioc_class_info, true, true),
 };
+};
+
+/*
+ * Copy the struct in. One rule for every command, output-only ones
+ * included: the tail of a larger struct must be zero, so that a field this
+ * module does not know reads as zero to the caller that passed it.
+ */
+static int uniqd_copy_in(void *karg, unsigned int ksize, void __user *uarg,
+			 unsigned int usize, bool input)
+{
+	int ret;
+
+	if (input)
+		return copy_struct_from_user(karg, ksize, uarg, usize);
+	memset(karg, 0, ksize);
+	if (usize <= ksize)
+		return 0;
+	ret = check_zeroed_user(uarg + ksize, usize - ksize);
+	if (ret < 0)
+		return ret;
+	return ret ? 0 : -E2BIG;
+}
 
 long uniqd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
@@ -356,13 +413,10 @@ long uniqd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EINVAL;
 
 	ksize = _IOC_SIZE(desc->cmd);
-	if (_IOC_DIR(cmd) & _IOC_WRITE) {
-		ret = copy_struct_from_user(&karg, ksize, uarg, usize);
-		if (ret)
-			return ret;
-	} else {
-		memset(&karg, 0, ksize);
-	}
+	ret = uniqd_copy_in(&karg, ksize, uarg, usize,
+			    _IOC_DIR(cmd) & _IOC_WRITE);
+	if (ret)
+		return ret;
 
 	if (desc->needs_pool) {
 		/* Pairs with the release in uniqd_ioc_attach(). */
@@ -370,7 +424,13 @@ long uniqd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (!pool)
 			return -EBADFD;
 	}
-	if (desc->copy_out_first && copy_to_user(uarg, &karg, min(usize, ksize)))
+	/*
+	 * A command acts only if it can tell what it did: an EFAULT on the
+	 * struct itself never leaves a pool attached, a class registered or an
+	 * entry created that no caller was told about.
+	 */
+	if ((_IOC_DIR(cmd) & _IOC_READ) &&
+	    copy_to_user(uarg, &karg, min(usize, ksize)))
 		return -EFAULT;
 
 	ret = desc->fn(uf, pool, &karg);

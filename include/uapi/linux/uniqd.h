@@ -12,8 +12,12 @@
  *    __u64 (cast with (__u64)(uintptr_t)ptr);
  *  - every reserved field and unknown flag must be zero, else -EINVAL;
  *  - the struct size is encoded in the ioctl number: a newer userspace may
- *    pass a larger struct whose extra tail is zero (otherwise -E2BIG), an
- *    older one a smaller struct down to the first published size.
+ *    pass a larger struct whose extra tail is zero (otherwise -E2BIG, for
+ *    every command, output-only ones too), an older one a smaller struct
+ *    down to the first published size. The same holds for the elements of
+ *    an INTERN_BATCH array (key_size);
+ *  - a command acts only after checking that its struct can be written
+ *    back: -EFAULT on the struct itself means nothing was done.
  */
 #ifndef _UAPI_LINUX_UNIQD_H
 #define _UAPI_LINUX_UNIQD_H
@@ -104,16 +108,18 @@ struct uniqd_key {
  * are written). On an error the failing key is keys[done]; on a signal the
  * call returns -EINTR (or restarts transparently under SA_RESTART) and the
  * same struct can be passed again to go on where it stopped. created counts
- * the new keys of the whole array: a call with done == 0 starts it at 0, a
- * call that goes on (done > 0) adds to it.
+ * the entries the whole array created: a call with done == 0 starts it at
+ * 0, a call that goes on (done > 0) adds to it. A key is counted when its
+ * entry is created, also in the rare case that its results then cannot be
+ * written (see Documentation/userspace-api.rst).
  */
 struct uniqd_batch {
-	__u64 keys;		/* in: pointer to struct uniqd_key[count] */
+	__u64 keys;		/* in: pointer to count elements of key_size */
 	__u32 count;		/* in: 0..UNIQD_BATCH_MAX */
-	__u32 key_size;		/* in: sizeof(struct uniqd_key) */
+	__u32 key_size;		/* in: sizeof(struct uniqd_key), 32..4096 */
 	__u32 flags;		/* in: UNIQD_BATCH_* */
 	__u32 done;		/* in/out: keys completed so far */
-	__u32 created;		/* in/out: keys that were new (see above) */
+	__u32 created;		/* in/out: entries created (see above) */
 	__u32 reserved;		/* in: zero */
 };
 
@@ -155,8 +161,8 @@ struct uniqd_stats {
 	__u64 bytes;		/* content bytes of those entries */
 	__u64 arena_bytes;	/* arena memory used, headers and padding included */
 	__u64 table_bytes;	/* memory of all hash tables */
-	__u64 hits;		/* INTERN/LOOKUP that found an entry */
-	__u64 misses;		/* INTERN that created, LOOKUP that did not find */
+	__u64 hits;		/* keys (INTERN/LOOKUP) that found an entry */
+	__u64 misses;		/* INTERN that created, LOOKUP that found none */
 	__u64 table_slots;	/* sum of the per-class table sizes */
 	__u64 max_bytes;	/* the pool's limits */
 	__u64 max_entries;

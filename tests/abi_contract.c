@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rules of Documentation/userspace-api.rst that hold across commands,
+ * one case each: larger structs (output-only ones too) need a zero tail;
+ * a command whose struct or key result cannot be written does nothing;
+ * INTERN_BATCH's created is exact; which errno wins when several apply;
+ * key_size follows the growth rule; the smallest max_bytes; what hits and
+ * misses count; forged handles; root with another fsuid.
+ */
+#define _GNU_SOURCE
+#include <sys/fsuid.h>
+#include <sys/mman.h>
+
+#include "harness.h"
+#include "uniqd_test.h"
+
+#define PG	4096UL
+
+static char *page_rw(void)
+{
+	char *p = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0, 2 * PG);
+	return p;
+}
+
+/* @n bytes of @img on a page of their own that is then made read-only. */
+static void *read_only_copy(const void *img, size_t n)
+{
+	char *p = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memcpy(p, img, n);
+	if (mprotect(p, PG, PROT_READ))
+		return NULL;
+	return p;
+}
+
+static struct uniqd_stats stats(int fd)
+{
+	struct uniqd_stats st;
+
+	if (ut_stats(fd, &st))
+		memset(&st, 0xff, sizeof(st));
+	return st;
+}
+
+static int attach_limits(int fd, const char *name, __u32 flags, __u64 max_bytes,
+			 __u64 max_entries, struct uniqd_attach *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->name = U64P(name);
+	a->name_len = strlen(name);
+	a->flags = flags;
+	a->max_bytes = max_bytes;
+	a->max_entries = max_entries;
+	return ioctl(fd, UNIQD_IOC_ATTACH, a);
+}
+
+static void key_init(struct uniqd_key *k, __u32 cls, const char *s)
+{
+	memset(k, 0, sizeof(*k));
+	k->class_id = cls;
+	k->data = U64P(s);
+	k->len = strlen(s);
+}
+
+/* uid 1001 tries ATTACH on a pool of uid 1000: the errno it gets. */
+struct try_arg {
+	const char *name;
+	__u32 flags;
+	__u64 max_bytes;
+};
+
+static int try_attach(void *p)
+{
+	struct try_arg *t = p;
+	struct uniqd_attach a;
+	int fd = ut_open();
+
+	if (fd < 0)
+		return 100;
+	if (!attach_limits(fd, t->name, t->flags, t->max_bytes, 0, &a))
+		return 0;
+	return errno < 100 ? errno : 101;
+}
+
+static int errno_as_1001(const char *name, __u32 flags, __u64 max_bytes)
+{
+	struct try_arg t = { name, flags, max_bytes };
+
+	return ut_run_as(1001, 1001, 0, NULL, try_attach, &t);
+}
+
+/* Root with fsuid 1001: ATTACH to a private pool of uid 1000. */
+static int root_with_fsuid(void *p)
+{
+	int fd = ut_open();
+
+	(void)p;
+	setfsuid(1001);
+	if (setfsuid(1001) != 1001)
+		return 100;
+	if (!ut_attach(fd, "abi-fsuid", UNIQD_ATTACH_EXISTING))
+		return 101;
+	if (errno != EACCES)
+		return 102;
+	/* Back to fsuid 0: CAP_DAC_OVERRIDE is effective again. */
+	setfsuid(0);
+	if (ut_attach(fd, "abi-fsuid", UNIQD_ATTACH_EXISTING))
+		return 103;
+	return 0;
+}
+
+int main(void)
+{
+	__u64 min_bytes = ut_rec_size(1) + ut_rec_size(0);
+	struct uniqd_stats st0, st1;
+	struct uniqd_attach a;
+	struct uniqd_batch b;
+	struct uniqd_key k, *kp;
+	__u32 cls, id, i;
+	char *pg, *ro;
+	__u64 h, h2;
+	int fd, fd2, rc;
+
+	th_init("abi_contract");
+	fd = ut_pool("abi-main", UNIQD_ATTACH_NEW);
+	cls = ut_class(fd, "c");
+	pg = page_rw();
+
+	th_case("setup") {
+		CHECK(fd >= 0 && cls == 1 && pg, "pool %d class %u", fd, cls);
+	}
+
+	th_case("output-only structs: a larger one needs a zero tail too") {
+		struct uniqd_version *v = (void *)pg;
+		unsigned long vcmd = _IOC(_IOC_READ, UNIQD_IOC_MAGIC,
+					  _IOC_NR(UNIQD_IOC_VERSION), sizeof(*v) + 16);
+		unsigned long scmd = _IOC(_IOC_READ, UNIQD_IOC_MAGIC,
+					  _IOC_NR(UNIQD_IOC_STATS),
+					  sizeof(struct uniqd_stats) + 16);
+
+		memset(pg, 0, PG);
+		CHECK_OK(ioctl(fd, vcmd, pg));
+		CHECK(v->abi_version == UNIQD_ABI_VERSION, "abi %u", v->abi_version);
+		/* The tail is left alone: a field this module lacks reads 0. */
+		for (i = sizeof(*v); i < sizeof(*v) + 16; i++)
+			CHECK(!pg[i], "tail byte %u is %d", i, pg[i]);
+		pg[sizeof(*v) + 15] = 1;
+		v->abi_version = 0;
+		CHECK_ERR(ioctl(fd, vcmd, pg), E2BIG);
+		CHECK(!v->abi_version, "VERSION wrote its struct on E2BIG");
+
+		memset(pg, 0, PG);
+		CHECK_OK(ioctl(fd, scmd, pg));
+		CHECK(((struct uniqd_stats *)pg)->classes == 1, "stats");
+		pg[sizeof(struct uniqd_stats)] = 0x80;
+		CHECK_ERR(ioctl(fd, scmd, pg), E2BIG);
+		/* Even on an unattached file the tail is checked first. */
+		fd2 = ut_open();
+		CHECK_ERR(ioctl(fd2, scmd, pg), E2BIG);
+		memset(pg, 0, PG);
+		CHECK_ERR(ioctl(fd2, scmd, pg), EBADFD);
+		close(fd2);
+	}
+
+	th_case("an unwritable struct: EFAULT and nothing happened") {
+		struct uniqd_class c;
+
+		st0 = stats(fd);
+		/* CLASS */
+		memset(&c, 0, sizeof(c));
+		c.name = U64P("ro-class");
+		c.name_len = 8;
+		ro = read_only_copy(&c, sizeof(c));
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_CLASS, ro), EFAULT);
+		munmap(ro, PG);
+		CHECK_ERR(ut_class_full(fd, "ro-class", UNIQD_CLASS_EXISTING, NULL, NULL),
+			  ENOENT);
+		/* INTERN and LOOKUP */
+		key_init(&k, cls, "ro-key");
+		ro = read_only_copy(&k, sizeof(k));
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN, ro), EFAULT);
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_LOOKUP, ro), EFAULT);
+		munmap(ro, PG);
+		st1 = stats(fd);
+		CHECK(st1.entries == st0.entries && st1.classes == st0.classes &&
+		      st1.hits == st0.hits && st1.misses == st0.misses,
+		      "entries %llu->%llu hits %llu->%llu misses %llu->%llu",
+		      (unsigned long long)st0.entries, (unsigned long long)st1.entries,
+		      (unsigned long long)st0.hits, (unsigned long long)st1.hits,
+		      (unsigned long long)st0.misses, (unsigned long long)st1.misses);
+		/* So the first INTERN that can answer is the one that creates. */
+		CHECK_OK(ioctl(fd, UNIQD_IOC_INTERN, &k));
+		CHECK(k.status == UNIQD_STATUS_NEW, "status %u", k.status);
+		/* An INTERN_BATCH struct that cannot be written back. */
+		key_init(&k, cls, "ro-batch");
+		memset(&b, 0, sizeof(b));
+		b.keys = U64P(&k);
+		b.count = 1;
+		b.key_size = sizeof(k);
+		ro = read_only_copy(&b, sizeof(b));
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, ro), EFAULT);
+		munmap(ro, PG);
+		CHECK_ERR(ut_lookup(fd, cls, "ro-batch", 8, NULL, NULL), ENOENT);
+	}
+
+	th_case("a batch key whose results cannot be written: not created, created exact") {
+		char names[6][8];
+		/* Keys 0-2 at the end of a writable page, 3-5 on a read-only one. */
+		kp = (struct uniqd_key *)(pg + PG) - 3;
+		for (i = 0; i < 6; i++) {
+			snprintf(names[i], sizeof(names[i]), "bk%u", i);
+			key_init(&kp[i], cls, names[i]);
+		}
+		CHECK_OK(ut_intern(fd, cls, "bk1", 3, NULL, NULL));	/* exists */
+		st0 = stats(fd);
+		CHECK_OK(mprotect(pg + PG, PG, PROT_READ));
+		memset(&b, 0, sizeof(b));
+		b.keys = U64P(kp);
+		b.count = 6;
+		b.key_size = sizeof(*kp);
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), EFAULT);
+		CHECK(b.done == 3 && b.created == 2, "done %u created %u", b.done,
+		      b.created);
+		CHECK(kp[0].status == UNIQD_STATUS_NEW && !kp[1].status &&
+		      kp[2].status == UNIQD_STATUS_NEW, "statuses %u %u %u",
+		      kp[0].status, kp[1].status, kp[2].status);
+		/* keys[done] was neither created nor counted as a hit or miss. */
+		st1 = stats(fd);
+		CHECK(st1.entries == st0.entries + 2 && st1.hits == st0.hits + 1 &&
+		      st1.misses == st0.misses + 2, "entries +%llu hits +%llu misses +%llu",
+		      (unsigned long long)(st1.entries - st0.entries),
+		      (unsigned long long)(st1.hits - st0.hits),
+		      (unsigned long long)(st1.misses - st0.misses));
+		CHECK_ERR(ut_lookup(fd, cls, "bk3", 3, NULL, NULL), ENOENT);
+		/* Made writable, the same struct goes on: created is the batch's. */
+		CHECK_OK(mprotect(pg + PG, PG, PROT_READ | PROT_WRITE));
+		CHECK_OK(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b));
+		CHECK(b.done == 6 && b.created == 5, "done %u created %u", b.done,
+		      b.created);
+		st1 = stats(fd);
+		CHECK(st1.entries == st0.entries + b.created, "entries +%llu, created %u",
+		      (unsigned long long)(st1.entries - st0.entries), b.created);
+		for (i = 3; i < 6; i++)
+			CHECK(kp[i].status == UNIQD_STATUS_NEW && kp[i].handle,
+			      "key %u status %u", i, kp[i].status);
+		memset(pg, 0, 2 * PG);
+	}
+
+	th_case("key_size: larger elements with zero tails, 32..4096") {
+		const __u32 sz = 48;
+		char *el;
+
+		/* Three 48-byte elements; the results land in each one's fields. */
+		for (i = 0; i < 3; i++) {
+			static const char *const s[] = { "ks0", "ks1", "ks2" };
+
+			key_init((struct uniqd_key *)(pg + i * sz), cls, s[i]);
+		}
+		memset(&b, 0, sizeof(b));
+		b.keys = U64P(pg);
+		b.count = 3;
+		b.key_size = sz;
+		CHECK_OK(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b));
+		CHECK(b.done == 3 && b.created == 3, "done %u created %u", b.done,
+		      b.created);
+		for (i = 0; i < 3; i++) {
+			el = pg + i * sz;
+			kp = (struct uniqd_key *)el;
+			CHECK_OK(ut_lookup(fd, cls, (char *)(uintptr_t)kp->data, 3, &h, NULL));
+			CHECK(kp->handle == h && kp->status == UNIQD_STATUS_NEW,
+			      "element %u: handle %llx want %llx", i,
+			      (unsigned long long)kp->handle, (unsigned long long)h);
+			CHECK(!memcmp(el + 32, (char[16]){ 0 }, 16), "tail %u written", i);
+		}
+		/* A non-zero tail stops the batch at that element. */
+		pg[2 * sz + 40] = 1;
+		b.done = 0;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), E2BIG);
+		CHECK(b.done == 2 && b.created == 0, "done %u created %u", b.done,
+		      b.created);
+		pg[2 * sz + 40] = 0;
+		/* The bounds. */
+		memset(pg, 0, 2 * PG);
+		key_init((struct uniqd_key *)pg, cls, "ks-page");
+		b.count = 1;
+		b.done = 0;
+		b.key_size = PG;
+		CHECK_OK(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b));
+		CHECK(b.created == 1 && ((struct uniqd_key *)pg)->handle, "4096");
+		b.key_size = PG + 1;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), E2BIG);
+		b.key_size = 31;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), EINVAL);
+		memset(pg, 0, 2 * PG);
+	}
+
+	th_case("max_bytes: one class and one entry at least") {
+		fd2 = ut_open();
+		CHECK_ERR(attach_limits(fd2, "abi-tiny", 0, min_bytes - 1, 0, &a), EINVAL);
+		CHECK_ERR(attach_limits(fd2, "abi-tiny", 0, 1, 0, &a), EINVAL);
+		CHECK_OK(attach_limits(fd2, "abi-tiny", 0, min_bytes, 0, &a));
+		CHECK(a.max_bytes == min_bytes, "max_bytes %llu",
+		      (unsigned long long)a.max_bytes);
+		id = ut_class(fd2, "x");
+		CHECK(id == 1, "class: %s", strerror(errno));
+		CHECK_OK(ut_intern(fd2, id, "", 0, &h, NULL));
+		CHECK_ERR(ut_intern(fd2, id, "a", 1, &h, NULL), EDQUOT);
+		close(fd2);
+		/* Refused for an existing pool too, like a limit above the maximum. */
+		fd2 = ut_open();
+		CHECK_ERR(attach_limits(fd2, "abi-main", 0, min_bytes - 1, 0, &a), EINVAL);
+		close(fd2);
+	}
+
+	th_case("hits and misses count keys that were looked up, nothing else") {
+		int full = ut_open();
+		__u32 fc;
+
+		CHECK_OK(attach_limits(full, "abi-full", 0, 0, 1, &a));
+		fc = ut_class(full, "c");
+		CHECK_OK(ut_intern(full, fc, "one", 3, &h, NULL));	/* miss */
+		st0 = stats(full);
+		CHECK(st0.hits == 0 && st0.misses == 1, "hits %llu misses %llu",
+		      (unsigned long long)st0.hits, (unsigned long long)st0.misses);
+		CHECK_ERR(ut_intern(full, fc, "two", 3, &h, NULL), EDQUOT);
+		CHECK_ERR(ut_intern(full, fc, NULL, 3, &h, NULL), EFAULT);
+		CHECK_ERR(ut_intern(full, fc + 1, "one", 3, &h, NULL), EBADSLT);
+		CHECK_ERR(ut_intern(full, fc, "one", 1U << 30, &h, NULL), EMSGSIZE);
+		st1 = stats(full);
+		CHECK(st1.hits == st0.hits && st1.misses == st0.misses,
+		      "failed calls counted: hits %llu misses %llu",
+		      (unsigned long long)st1.hits, (unsigned long long)st1.misses);
+		CHECK_OK(ut_intern(full, fc, "one", 3, &h2, NULL));	/* hit */
+		CHECK_OK(ut_lookup(full, fc, "one", 3, &h2, NULL));	/* hit */
+		CHECK_ERR(ut_lookup(full, fc, "two", 3, &h2, NULL), ENOENT);	/* miss */
+		st1 = stats(full);
+		CHECK(st1.hits == 2 && st1.misses == 2, "hits %llu misses %llu",
+		      (unsigned long long)st1.hits, (unsigned long long)st1.misses);
+		close(full);
+	}
+
+	th_case("which errno wins: ATTACH") {
+		CHECK(setfsuid(1000) == 0, "setfsuid");
+		fd2 = ut_open();
+		rc = ut_attach(fd2, "abi-private", UNIQD_ATTACH_NEW);
+		setfsuid(0);
+		CHECK(setfsuid(0) == 0 && rc == 0, "pool of uid 1000: %s", strerror(errno));
+		/* Arguments first, then the pool: existence, then access. */
+		rc = errno_as_1001("abi-private", UNIQD_ATTACH_NEW, 0);
+		CHECK(rc == EEXIST, "NEW, no access: %d", rc);
+		rc = errno_as_1001("abi-private", 0, 0);
+		CHECK(rc == EACCES, "no access: %d", rc);
+		rc = errno_as_1001("abi-private", 0, ~0ULL);
+		CHECK(rc == EINVAL, "limit above the maximum, no access: %d", rc);
+		rc = errno_as_1001("abi-private", UNIQD_ATTACH_NEW, 1);
+		CHECK(rc == EINVAL, "limit too small, NEW, no access: %d", rc);
+		rc = errno_as_1001("abi-absent", UNIQD_ATTACH_EXISTING, ~0ULL);
+		CHECK(rc == EINVAL, "limit, absent: %d", rc);
+		/* An attached file: the arguments, then EBUSY, then the name. */
+		memset(&a, 0, sizeof(a));
+		a.name = U64P("abi-main");
+		a.name_len = UNIQD_POOL_NAME_MAX + 1;
+		a.flags = 1U << 31;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EINVAL);
+		a.flags = 0;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), ENAMETOOLONG);
+		a.name_len = 8;
+		a.max_bytes = 1;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EINVAL);
+		a.max_bytes = 0;
+		a.name = 16;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EBUSY);
+		/* An unwritable struct beats every check of the command. */
+		a.flags = 1U << 31;
+		ro = read_only_copy(&a, sizeof(a));
+		CHECK_ERR(ioctl(fd2, UNIQD_IOC_ATTACH, ro), EFAULT);
+		munmap(ro, PG);
+		close(fd2);
+	}
+
+	th_case("which errno wins: CLASS, INTERN, LOOKUP, BATCH") {
+		int full = ut_open();
+		__u32 fc;
+		struct uniqd_class c;
+
+		CHECK_OK(attach_limits(full, "abi-full2", 0, 0, 1, &a));
+		fc = ut_class(full, "c");
+		CHECK_OK(ut_intern(full, fc, "one", 3, NULL, NULL));
+		/* CLASS: flags, then the name length, then the name. */
+		memset(&c, 0, sizeof(c));
+		c.flags = 2;
+		c.name_len = 1000;
+		c.name = 16;
+		CHECK_ERR(ioctl(full, UNIQD_IOC_CLASS, &c), EINVAL);
+		c.flags = 0;
+		CHECK_ERR(ioctl(full, UNIQD_IOC_CLASS, &c), ENAMETOOLONG);
+		c.name_len = 3;
+		CHECK_ERR(ioctl(full, UNIQD_IOC_CLASS, &c), EFAULT);
+		/* INTERN: flags, len, class, content, then the limits. */
+		memset(&k, 0, sizeof(k));
+		k.flags = 1;
+		k.len = 1U << 30;
+		k.class_id = 99;
+		k.data = 16;
+		CHECK_ERR(ioctl(full, UNIQD_IOC_INTERN, &k), EINVAL);
+		k.flags = 0;
+		CHECK_ERR(ioctl(full, UNIQD_IOC_INTERN, &k), EMSGSIZE);
+		CHECK_ERR(ioctl(full, UNIQD_IOC_LOOKUP, &k), EMSGSIZE);
+		k.len = 3;
+		CHECK_ERR(ioctl(full, UNIQD_IOC_INTERN, &k), EBADSLT);
+		k.class_id = fc;
+		CHECK_ERR(ioctl(full, UNIQD_IOC_INTERN, &k), EFAULT);	/* full too */
+		CHECK_ERR(ioctl(full, UNIQD_IOC_LOOKUP, &k), EFAULT);
+		k.data = U64P("new");
+		CHECK_ERR(ioctl(full, UNIQD_IOC_INTERN, &k), EDQUOT);
+		/* BATCH: reserved and flags, key_size, count, done. */
+		memset(&b, 0, sizeof(b));
+		b.keys = U64P(&k);
+		b.reserved = 1;
+		b.key_size = 8;
+		b.count = ~0U;
+		b.done = ~0U;
+		CHECK_ERR(ioctl(full, UNIQD_IOC_INTERN_BATCH, &b), EINVAL);
+		b.reserved = 0;
+		CHECK_ERR(ioctl(full, UNIQD_IOC_INTERN_BATCH, &b), EINVAL);
+		b.key_size = sizeof(k);
+		CHECK_ERR(ioctl(full, UNIQD_IOC_INTERN_BATCH, &b), E2BIG);
+		b.count = 1;
+		CHECK_ERR(ioctl(full, UNIQD_IOC_INTERN_BATCH, &b), EINVAL);
+		close(full);
+	}
+
+	th_case("which errno wins: RESOLVE, DIGEST, CLASS_INFO, generic") {
+		struct uniqd_resolve r;
+		struct uniqd_digest d;
+		struct uniqd_class_info ci;
+		char small[2];
+		unsigned long big;
+
+		h = ut_s(fd, cls, "resolve-me");
+		CHECK(h, "intern");
+		memset(&r, 0, sizeof(r));
+		r.reserved = 1;
+		r.handle = 0;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_RESOLVE, &r), EINVAL);
+		r.reserved = 0;
+		r.buf = U64P(small);
+		r.buf_len = 1;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_RESOLVE, &r), EXDEV);
+		r.handle = (h & ~0xffffffffULL) | 0xfffffff0U;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_RESOLVE, &r), ENOENT);
+		r.handle = h;
+		r.buf = 16;	/* short and unwritable: the length first */
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_RESOLVE, &r), ERANGE);
+		CHECK(r.len == 10, "len %u", r.len);
+		r.buf_len = 100;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_RESOLVE, &r), EFAULT);
+		memset(&d, 0, sizeof(d));
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_DIGEST, &d), EXDEV);
+		memset(&ci, 0, sizeof(ci));
+		ci.reserved = 1;
+		ci.class_id = 99;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_CLASS_INFO, &ci), EINVAL);
+		ci.reserved = 0;
+		ci.name = 16;
+		ci.name_buf_len = 0x7fffffff;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_CLASS_INFO, &ci), EBADSLT);
+		ci.class_id = ut_class(fd, "longer");
+		ci.name_buf_len = 2;	/* short and unwritable: the length first */
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_CLASS_INFO, &ci), ERANGE);
+		CHECK(ci.name_len == 6, "name_len %u", ci.name_len);
+		ci.name_buf_len = 0x7fffffff;
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_CLASS_INFO, &ci), EFAULT);
+		/* Generic: direction, size, tail, attachment, writability. */
+		big = _IOC(_IOC_READ | _IOC_WRITE, UNIQD_IOC_MAGIC,
+			   _IOC_NR(UNIQD_IOC_INTERN), sizeof(k) + 8);
+		memset(pg, 0, PG);
+		pg[sizeof(k)] = 1;
+		fd2 = ut_open();
+		CHECK_ERR(ioctl(fd2, _IOC(_IOC_READ, UNIQD_IOC_MAGIC,
+					  _IOC_NR(UNIQD_IOC_INTERN), 8), pg), ENOTTY);
+		CHECK_ERR(ioctl(fd2, _IOC(_IOC_READ | _IOC_WRITE, UNIQD_IOC_MAGIC,
+					  _IOC_NR(UNIQD_IOC_INTERN), 8), NULL), EINVAL);
+		CHECK_ERR(ioctl(fd2, big, pg), E2BIG);
+		ro = read_only_copy(pg, PG);
+		CHECK_ERR(ioctl(fd2, big, ro), E2BIG);
+		pg[sizeof(k)] = 0;
+		CHECK_ERR(ioctl(fd2, big, pg), EBADFD);
+		munmap(ro, PG);
+		ro = read_only_copy(pg, PG);
+		CHECK_ERR(ioctl(fd2, big, ro), EBADFD);
+		CHECK_ERR(ioctl(fd, big, ro), EFAULT);
+		munmap(ro, PG);
+		close(fd2);
+		memset(pg, 0, PG);
+	}
+
+	th_case("a handle not of this pool: EXDEV or ENOENT, never content") {
+		__u64 forged[] = {
+			0, 1, h & 0xffffffffULL, h & ~0xffffffffULL,
+			(h & ~0xffffffffULL) | 0xffffffffU, h + (1ULL << 32),
+			h ^ (1ULL << 63), ~0ULL,
+		};
+		struct uniqd_digest d;
+		char buf[64];
+
+		for (i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+			errno = 0;
+			rc = ut_resolve(fd, forged[i], buf, sizeof(buf), NULL, NULL);
+			CHECK(rc == -1 && (errno == EXDEV || errno == ENOENT),
+			      "RESOLVE %#llx: %d %s", (unsigned long long)forged[i], rc,
+			      strerror(errno));
+			memset(&d, 0, sizeof(d));
+			d.handle = forged[i];
+			errno = 0;
+			rc = ioctl(fd, UNIQD_IOC_DIGEST, &d);
+			CHECK(rc == -1 && (errno == EXDEV || errno == ENOENT),
+			      "DIGEST %#llx: %d %s", (unsigned long long)forged[i], rc,
+			      strerror(errno));
+		}
+	}
+
+	th_case("root whose fsuid is another user has no CAP_DAC_OVERRIDE") {
+		CHECK(setfsuid(1000) == 0, "setfsuid");
+		fd2 = ut_open();
+		rc = ut_attach(fd2, "abi-fsuid", UNIQD_ATTACH_NEW);
+		setfsuid(0);
+		CHECK(setfsuid(0) == 0 && rc == 0, "pool of uid 1000: %s", strerror(errno));
+		rc = ut_run_as(0, 0, 0, NULL, root_with_fsuid, NULL);
+		CHECK(rc == 0, "root with fsuid 1001: %d", rc);
+		close(fd2);
+	}
+
+	close(fd);
+	return th_finish();
+}
