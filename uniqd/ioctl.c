@@ -368,7 +368,6 @@ static const struct uniqd_ioctl_desc uniqd_ioctls[] = {
 			uniqd_ioc_stats, true, false),
 	UNIQD_IOCTL(UNIQD_IOC_CLASS_INFO, uniqd_ioc_class_info, true, true),
 };
-};
 
 /*
  * Copy the struct in. One rule for every command, output-only ones
