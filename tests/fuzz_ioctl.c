@@ -1499,7 +1499,7 @@ static void one_call(void)
 		return;
 	}
 	if (ci < NCMD && x.fn_ran && (ci <= 1 || is_main))
-		after(ci, f, &x, arg, ksize);
+		after(ci, f, &x, arg, usize < ksize ? usize : ksize);
 }
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -1517,7 +1517,7 @@ static void one_map_call(void)
 				     PROT_READ | PROT_WRITE | PROT_EXEC };
 	struct kfile *f = &files[below(NFILES)];
 	int prot = prots[below(6)], flags = pct(70) ? MAP_SHARED : MAP_PRIVATE;
-	__u64 pages = pct(5) ? 0 : pct(80) ? 1 + below(8) : rnd() >> below(64);
+	__u64 pages = pct(5) ? 0 : pct(97) ? 1 + below(8) : rnd() >> below(64);
 	__u64 off = pct(70) ? 0 : pct(70) ? below(1 << 20) : rnd() >> below(64);
 	struct uniqd_stats st;
 	int want = 0, attached;
