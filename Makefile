@@ -47,8 +47,10 @@ NATIVE_BINS := $(patsubst tests/native/%.c,$(B)/native/%,$(NATIVE_SRCS))
 DEMO_SRCS := $(wildcard tools/demo/*.c)
 DEMO_BINS := $(patsubst tools/demo/%.c,$(B)/demo/%,$(DEMO_SRCS))
 
-# Userspace objects shared by tests and tools (BLAKE3 is the module's own source).
-USER_OBJS := $(if $(wildcard uniqd/blake3.c),$(B)/obj/blake3.o)
+# Userspace objects shared by tests and tools (BLAKE3 is the module's own
+# source: blake3*.c but the crypto API glue; per-file flags in mk/b3sum.mk).
+B3_OBJS := $(patsubst uniqd/%.c,$(B)/obj/%.o,$(filter-out uniqd/blake3_shash.c,$(wildcard uniqd/blake3*.c)))
+USER_OBJS := $(B3_OBJS)
 # Libraries the guest programs link (mk/*.mk add libuniqd.a); tools for /usr/bin.
 TEST_LIBS :=
 TOOL_BINS :=

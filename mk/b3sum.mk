@@ -1,18 +1,27 @@
 # b3sum: a b3sum-compatible command built from the module's own BLAKE3 source.
-B3SUM_DEPS := tools/b3sum/b3sum.c uniqd/blake3.h uniqd/blake3_compat.h $(B)/obj/blake3.o
+B3SUM_DEPS := tools/b3sum/b3sum.c uniqd/blake3.h uniqd/blake3_compat.h $(B3_OBJS)
 TOOL_BINS += $(B)/bin/b3sum $(B)/static-bin/b3sum
 .PHONY: b3sum bench-native
 b3sum: $(B)/bin/b3sum $(B)/static-bin/b3sum
 $(B)/bin/b3sum: $(B3SUM_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) tools/b3sum/b3sum.c $(B)/obj/blake3.o -o $@
+	$(CC) $(USER_CFLAGS) tools/b3sum/b3sum.c $(B3_OBJS) -o $@
 $(B)/static-bin/b3sum: $(B3SUM_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) tools/b3sum/b3sum.c $(B)/obj/blake3.o -o $@
-$(B)/native-bench/bench_blake3_native: tools/bench/bench_blake3_native.c uniqd/blake3.h $(B)/obj/blake3.o
+	$(CC) $(USER_CFLAGS) $(STATIC) tools/b3sum/b3sum.c $(B3_OBJS) -o $@
+$(B)/native-bench/bench_blake3_native: tools/bench/bench_blake3_native.c uniqd/blake3.h $(B3_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $< $(B)/obj/blake3.o -o $@
+	$(CC) $(USER_CFLAGS) $< $(B3_OBJS) -o $@
 bench-native: $(B)/native-bench/bench_blake3_native
 	$<
 $(B)/tests/blake3_afalg: tests/blake3_vectors.h
 $(B)/native/test_blake3: tests/blake3_vectors.h
+
+# The SIMD implementations: each file with its instruction set's flags; the
+# code checks the CPU before calling them (uniqd/blake3_impl.c).
+$(B3_OBJS): uniqd/blake3.h uniqd/blake3_compat.h uniqd/blake3_impl.h uniqd/blake3_simd.h
+ifeq ($(shell $(CC) -dumpmachine | cut -d- -f1),x86_64)
+$(B)/obj/blake3_sse41.o: USER_CFLAGS += -msse4.1
+$(B)/obj/blake3_avx2.o: USER_CFLAGS += -mavx2
+$(B)/obj/blake3_avx512.o: USER_CFLAGS += -mavx512f -mavx512vl
+endif
