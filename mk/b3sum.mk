@@ -19,7 +19,8 @@ $(B)/native/test_blake3: tests/blake3_vectors.h
 
 # The SIMD implementations: each file with its instruction set's flags; the
 # code checks the CPU before calling them (uniqd/blake3_impl.c).
-$(B3_OBJS): uniqd/blake3.h uniqd/blake3_compat.h uniqd/blake3_impl.h uniqd/blake3_simd.h
+$(B3_OBJS): uniqd/blake3.h uniqd/blake3_compat.h uniqd/blake3_impl.h uniqd/blake3_simd.h \
+		uniqd/blake3_tables.h
 ifeq ($(shell $(CC) -dumpmachine | cut -d- -f1),x86_64)
 $(B)/obj/blake3_sse41.o: USER_CFLAGS += -msse4.1
 $(B)/obj/blake3_avx2.o: USER_CFLAGS += -mavx2

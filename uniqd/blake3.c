@@ -28,6 +28,7 @@
 #endif
 
 #include "blake3_impl.h"
+#include "blake3_tables.h"
 
 #define B3_BLOCK_LEN		UNIQD_BLAKE3_BLOCK_LEN
 #define B3_CHUNK_LEN		UNIQD_BLAKE3_CHUNK_LEN
@@ -170,13 +171,13 @@ static void b3_compress(const struct uniqd_blake3_impl *impl, u32 out[16],
 /* As b3_compress() for hash_many(), at most impl->lanes jobs. */
 static void b3_hash_many(const struct uniqd_blake3_impl *impl,
 			 const struct uniqd_blake3_job *jobs, unsigned int n,
-			 u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
+			 const u32 key[8], u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
 {
 	if (uniqd_blake3_simd_begin(impl)) {
-		impl->hash_many(jobs, n, out);
+		impl->hash_many(jobs, n, key, out);
 		uniqd_blake3_simd_end();
 	} else {
-		uniqd_blake3_hash_many_portable(jobs, n, out);
+		uniqd_blake3_hash_many_portable(jobs, n, key, out);
 	}
 }
 
@@ -212,7 +213,7 @@ static size_t b3_min(size_t a, size_t b)
 
 /* Each job alone, block by block: the reference for the SIMD lanes. */
 void uniqd_blake3_hash_many_portable(const struct uniqd_blake3_job *jobs,
-				     unsigned int n,
+				     unsigned int n, const u32 key[8],
 				     u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
 {
 	u8 last[B3_BLOCK_LEN];
@@ -223,7 +224,7 @@ void uniqd_blake3_hash_many_portable(const struct uniqd_blake3_job *jobs,
 		const struct uniqd_blake3_job *j = &jobs[i];
 		u32 off = 0, flags = j->flags | j->flags_start;
 
-		memcpy(cv, j->key, B3_CV_BYTES);
+		memcpy(cv, key, B3_CV_BYTES);
 		for (;;) {
 			u32 blen = b3_min(j->len - off, B3_BLOCK_LEN);
 			bool end = off + blen >= j->len;
@@ -406,14 +407,13 @@ static void b3_hash_subtree(const struct uniqd_blake3_impl *impl,
 
 	for (i = 0; i < n; i++) {
 		jobs[i].in = in + (size_t)i * B3_CHUNK_LEN;
-		jobs[i].key = h->key;
 		jobs[i].counter = (u64)h->chunk_counter + i;
 		jobs[i].len = B3_CHUNK_LEN;
 		jobs[i].flags = h->flags;
 		jobs[i].flags_start = B3_CHUNK_START;
 		jobs[i].flags_end = B3_CHUNK_END;
 	}
-	b3_hash_many(impl, jobs, n, cvs);
+	b3_hash_many(impl, jobs, n, h->key, cvs);
 	while (n > 1) {
 		n /= 2;
 		for (i = 0; i < n; i++) {
@@ -424,7 +424,7 @@ static void b3_hash_subtree(const struct uniqd_blake3_impl *impl,
 			jobs[i].flags_start = 0;
 			jobs[i].flags_end = 0;
 		}
-		b3_hash_many(impl, jobs, n, cvs);
+		b3_hash_many(impl, jobs, n, h->key, cvs);
 	}
 	b3_load_words(cv, cvs[0], 8);
 }
@@ -873,7 +873,6 @@ int uniqd_blake3_hash_many(const struct uniqd_blake3_impl *impl,
 			continue;
 		}
 		jobs[nj].in = in[i];
-		jobs[nj].key = k;
 		jobs[nj].counter = 0;
 		jobs[nj].len = len[i];
 		jobs[nj].flags = key ? B3_KEYED_HASH : 0;
@@ -881,14 +880,14 @@ int uniqd_blake3_hash_many(const struct uniqd_blake3_impl *impl,
 		jobs[nj].flags_end = B3_CHUNK_END | B3_ROOT;
 		at[nj++] = i;
 		if (nj == lanes) {
-			b3_hash_many(impl, jobs, nj, res);
+			b3_hash_many(impl, jobs, nj, k, res);
 			while (nj--)
 				memcpy(out[at[nj]], res[nj], UNIQD_BLAKE3_OUT_LEN);
 			nj = 0;
 		}
 	}
 	if (nj) {
-		b3_hash_many(impl, jobs, nj, res);
+		b3_hash_many(impl, jobs, nj, k, res);
 		while (nj--)
 			memcpy(out[at[nj]], res[nj], UNIQD_BLAKE3_OUT_LEN);
 	}

@@ -18,6 +18,7 @@
 #ifdef CONFIG_X86_64
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
+#include <asm/simd.h>
 #include <crypto/internal/simd.h>
 #endif
 #else

@@ -21,27 +21,6 @@
 #define B3_DERIVE_KEY_CONTEXT	(1U << 5)
 #define B3_DERIVE_KEY_MATERIAL	(1U << 6)
 
-/* The IV is the SHA-256 initial hash value. */
-static const u32 b3_iv[8] = {
-	0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-	0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-};
-
-/*
- * Message word order of each of the seven rounds: row 0 is the identity and
- * each row is the previous one put through the specification's permutation
- * (2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8).
- */
-static const u8 b3_schedule[7][16] = {
-	{ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 },
-	{ 2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8 },
-	{ 3, 4, 10, 12, 13, 2, 7, 14, 6, 5, 9, 0, 11, 15, 8, 1 },
-	{ 10, 7, 12, 9, 14, 3, 13, 15, 4, 0, 11, 2, 5, 8, 1, 6 },
-	{ 12, 13, 9, 11, 15, 10, 14, 8, 7, 2, 5, 3, 0, 1, 6, 4 },
-	{ 9, 14, 11, 5, 8, 12, 15, 1, 13, 3, 0, 10, 2, 6, 4, 7 },
-	{ 11, 15, 5, 0, 1, 9, 8, 6, 14, 10, 2, 12, 3, 4, 7, 13 },
-};
-
 /* Most lanes any implementation has (AVX-512: 16 x 32-bit words). */
 #define UNIQD_BLAKE3_MAX_LANES	16
 
@@ -49,7 +28,6 @@ static const u8 b3_schedule[7][16] = {
  * struct uniqd_blake3_job - one node to compress in a lane
  * @in: the node's input: up to one chunk of message bytes, or the 64
  *	bytes of a parent's two child CVs
- * @key: 8 key words, the CV the node starts from
  * @counter: chunk counter (0 for parents)
  * @len: bytes at @in, 0..UNIQD_BLAKE3_CHUNK_LEN; 0 is one empty block
  * @flags: flags of every block
@@ -62,7 +40,6 @@ static const u8 b3_schedule[7][16] = {
  */
 struct uniqd_blake3_job {
 	const u8 *in;
-	const u32 *key;
 	u64 counter;
 	u32 len;
 	u32 flags;
@@ -77,7 +54,8 @@ struct uniqd_blake3_job {
  * @simd: needs the FPU (kernel: kernel_fpu_begin() and a usable FPU)
  * @compress: the compression function: 16 output words; @out must not
  *	overlap @cv or @m
- * @hash_many: up to @lanes jobs; out[i] is the result of jobs[i]
+ * @hash_many: up to @lanes jobs, all starting from the CV @key (the key
+ *	words); out[i] is the result of jobs[i]
  */
 struct uniqd_blake3_impl {
 	const char *name;
@@ -86,7 +64,7 @@ struct uniqd_blake3_impl {
 	void (*compress)(u32 out[16], const u32 cv[8], const u32 m[16],
 			 u64 counter, u32 block_len, u32 flags);
 	void (*hash_many)(const struct uniqd_blake3_job *jobs, unsigned int n,
-			  u8 (*out)[UNIQD_BLAKE3_OUT_LEN]);
+			  const u32 key[8], u8 (*out)[UNIQD_BLAKE3_OUT_LEN]);
 };
 
 /* blake3.c: the portable implementation, the reference for the others. */
@@ -95,7 +73,7 @@ void uniqd_blake3_compress_portable(u32 out[16], const u32 cv[8],
 				    const u32 m[16], u64 counter,
 				    u32 block_len, u32 flags);
 void uniqd_blake3_hash_many_portable(const struct uniqd_blake3_job *jobs,
-				     unsigned int n,
+				     unsigned int n, const u32 key[8],
 				     u8 (*out)[UNIQD_BLAKE3_OUT_LEN]);
 
 /* blake3_simd.h instantiated by blake3_{sse41,avx2,avx512}.c */
@@ -105,6 +83,7 @@ void uniqd_blake3_hash_many_portable(const struct uniqd_blake3_job *jobs,
 					 u32 block_len, u32 flags);	\
 	void uniqd_blake3_hash_many_##isa(const struct uniqd_blake3_job *jobs,\
 					  unsigned int n,		\
+					  const u32 key[8],		\
 					  u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
 
 #ifdef CONFIG_X86_64

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * "blake3" (driver "blake3-uniqd-generic") for the kernel crypto API, as an
- * shash with an optional 32-byte key. The module calls register at load and
+ * "blake3" (drivers "blake3-uniqd-generic", "-sse41", "-avx2", "-avx512")
+ * for the kernel crypto API, as an shash with an optional 32-byte key. The module calls register at load and
  * unregister at unload.
  */
 #ifndef UNIQD_BLAKE3_SHASH_H
 #define UNIQD_BLAKE3_SHASH_H
+
+/* params.c: the blake3_impl module parameter ("auto" or a name). */
+extern char *uniqd_blake3_impl_param;
 
 int uniqd_blake3_shash_register(void);
 void uniqd_blake3_shash_unregister(void);

@@ -22,6 +22,7 @@
  *   a per-lane mask while the others go on.
  */
 #include "blake3_impl.h"
+#include "blake3_tables.h"
 
 #ifdef UNIQD_BLAKE3_X86
 
@@ -50,6 +51,18 @@ typedef u32 b3_vn_u
 			26, 27, 24, 25, 30, 31, 28, 29
 #define B3_R8_32	B3_R8_16, 17, 18, 19, 16, 21, 22, 23, 20,	\
 			25, 26, 27, 24, 29, 30, 31, 28
+
+/*
+ * Kernels built with -ftrivial-auto-var-init=zero (INIT_STACK_ALL_ZERO)
+ * would zero the state and message arrays first, which keeps them out of
+ * registers and more than doubles the frame; every one of them is fully
+ * written before it is read.
+ */
+#if defined(__has_attribute) && __has_attribute(__uninitialized__)
+#define B3_NOINIT	__attribute__((__uninitialized__))
+#else
+#define B3_NOINIT
+#endif
 
 #define B3_SHR_ROR(x, n)	(((x) >> (n)) | ((x) << (32 - (n))))
 
@@ -210,9 +223,12 @@ static inline __attribute__((always_inline)) void b3_transpose(b3_vn r[B3_LANES]
 		      B3_ROR16_N, B3_ROR8_N);				\
 	} while (0)
 
-/* Per-lane inputs of one block step, staged as words. */
+/*
+ * Per-lane inputs of one block step, staged as words. Every loop over
+ * state words below is unrolled on purpose: GCC would otherwise turn a
+ * copy loop into memcpy() and keep the whole state in memory.
+ */
 struct b3_step {
-	const u8 *ptr[B3_LANES];
 	u32 ctr_lo[B3_LANES];
 	u32 ctr_hi[B3_LANES];
 	u32 blen[B3_LANES];
@@ -220,33 +236,39 @@ struct b3_step {
 	u32 active[B3_LANES];
 };
 
-/* Message words of lane @l from a short (or absent) block. */
-static void b3_stage_short(b3_vn m[16], unsigned int l, const u8 *p,
-			   u32 len)
-{
-	u8 blk[UNIQD_BLAKE3_BLOCK_LEN];
-	unsigned int w;
-
-	memset(blk, 0, sizeof(blk));
-	if (len)
-		memcpy(blk, p, len);
-	for (w = 0; w < 16; w++)
-		m[w][l] = (u32)blk[4 * w] | (u32)blk[4 * w + 1] << 8 |
-			  (u32)blk[4 * w + 2] << 16 |
-			  (u32)blk[4 * w + 3] << 24;
-}
-
+/*
+ * The message words of step @blk: each lane's 64-byte block copied to its
+ * row of @rows (zero-padded when short, zero when the lane has no block
+ * left), then each group of B3_LANES rows loaded as vectors and transposed
+ * so that m[w] holds word w of every lane. Going through @rows costs one
+ * 64-byte copy a lane but keeps every vector index a constant, so the
+ * state and message stay in registers (and the kernel's frame small).
+ */
 static inline __attribute__((always_inline)) void
-b3_load_full(b3_vn m[16], const struct b3_step *st)
+b3_load_msg(b3_vn m[16], u8 (*rows)[UNIQD_BLAKE3_BLOCK_LEN],
+	    const struct uniqd_blake3_job *jobs,
+	    const unsigned int nblocks[B3_LANES], unsigned int blk)
 {
-	b3_vn r[B3_LANES];
+	u32 off = blk * UNIQD_BLAKE3_BLOCK_LEN;
+	b3_vn r[B3_LANES] B3_NOINIT;
 	unsigned int g, l;
 
+	for (l = 0; l < B3_LANES; l++) {
+		if (blk < nblocks[l] &&
+		    jobs[l].len - off >= UNIQD_BLAKE3_BLOCK_LEN) {
+			memcpy(rows[l], jobs[l].in + off,
+			       UNIQD_BLAKE3_BLOCK_LEN);
+			continue;
+		}
+		memset(rows[l], 0, UNIQD_BLAKE3_BLOCK_LEN);
+		if (blk < nblocks[l] && jobs[l].len > off)
+			memcpy(rows[l], jobs[l].in + off, jobs[l].len - off);
+	}
 	_Pragma("GCC unroll 4")
 	for (g = 0; g < 16 / B3_LANES; g++) {
 		_Pragma("GCC unroll 16")
 		for (l = 0; l < B3_LANES; l++)
-			r[l] = *(const b3_vn_u *)(st->ptr[l] + 4 * B3_LANES * g);
+			r[l] = *(const b3_vn_u *)(rows[l] + 4 * B3_LANES * g);
 		b3_transpose(r);
 		_Pragma("GCC unroll 16")
 		for (l = 0; l < B3_LANES; l++)
@@ -254,19 +276,55 @@ b3_load_full(b3_vn m[16], const struct b3_step *st)
 	}
 }
 
+/*
+ * Back to one CV per lane: the 8 state vectors transposed in groups of
+ * B3_LANES (zero rows fill the group when there are 16 lanes), so that
+ * row l of group g holds words g * B3_LANES .. of lane l's CV.
+ */
+typedef u32 b3_v8_u __attribute__((vector_size(32), aligned(1), may_alias));
+
+static inline __attribute__((always_inline)) void
+b3_store_cvs(const b3_vn h[8], unsigned int n,
+	     u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
+{
+	b3_vn r[B3_LANES] B3_NOINIT;
+	unsigned int g, l;
+
+	_Pragma("GCC unroll 2")
+	for (g = 0; g < (8 + B3_LANES - 1) / B3_LANES; g++) {
+		_Pragma("GCC unroll 16")
+		for (l = 0; l < B3_LANES; l++)
+			r[l] = g * B3_LANES + l < 8 ? h[g * B3_LANES + l] :
+						     (b3_vn){ 0 };
+		b3_transpose(r);
+		_Pragma("GCC unroll 16")
+		for (l = 0; l < B3_LANES; l++) {
+			if (l >= n)
+				break;
+#if B3_LANES == 16
+			*(b3_v8_u *)out[l] = (b3_v8_u){ r[l][0], r[l][1],
+				r[l][2], r[l][3], r[l][4], r[l][5], r[l][6],
+				r[l][7] };
+#elif B3_LANES == 8
+			*(b3_v8_u *)out[l] = r[l];
+#else
+			*(b3_vn_u *)(out[l] + 16 * g) = r[l];
+#endif
+		}
+	}
+}
+
 void B3_FN(uniqd_blake3_hash_many)(const struct uniqd_blake3_job *jobs,
-				   unsigned int n,
+				   unsigned int n, const u32 key[8],
 				   u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
 {
 	unsigned int nblocks[B3_LANES], maxb = 0, blk, l, w;
-	b3_vn h[8], m[16], v[16], act;
-	struct b3_step st;
-	bool full;
+	u8 rows[B3_LANES][UNIQD_BLAKE3_BLOCK_LEN] B3_NOINIT;
+	b3_vn h[8] B3_NOINIT, m[16] B3_NOINIT, v[16] B3_NOINIT, act;
+	struct b3_step st B3_NOINIT;
 
 	if (n > B3_LANES)
 		n = B3_LANES;
-	for (w = 0; w < 8; w++)
-		h[w] = (b3_vn){ 0 };
 	for (l = 0; l < B3_LANES; l++) {
 		nblocks[l] = 0;
 		if (l >= n)
@@ -276,26 +334,24 @@ void B3_FN(uniqd_blake3_hash_many)(const struct uniqd_blake3_job *jobs,
 			     UNIQD_BLAKE3_BLOCK_LEN : 1;
 		if (nblocks[l] > maxb)
 			maxb = nblocks[l];
-		for (w = 0; w < 8; w++)
-			h[w][l] = jobs[l].key[w];
 	}
+	_Pragma("GCC unroll 8")
+	for (w = 0; w < 8; w++)
+		h[w] = (b3_vn){ 0 } + key[w];
 
 	for (blk = 0; blk < maxb; blk++) {
 		u32 off = blk * UNIQD_BLAKE3_BLOCK_LEN;
 
-		full = true;
 		for (l = 0; l < B3_LANES; l++) {
 			const struct uniqd_blake3_job *j;
 			u32 f;
 
 			if (blk >= nblocks[l]) {
-				st.ptr[l] = NULL;
 				st.blen[l] = 0;
 				st.flags[l] = 0;
 				st.ctr_lo[l] = 0;
 				st.ctr_hi[l] = 0;
 				st.active[l] = 0;
-				full = false;
 				continue;
 			}
 			j = &jobs[l];
@@ -304,26 +360,19 @@ void B3_FN(uniqd_blake3_hash_many)(const struct uniqd_blake3_job *jobs,
 				f |= j->flags_start;
 			if (blk + 1 == nblocks[l])
 				f |= j->flags_end;
-			st.ptr[l] = j->in + off;
 			st.blen[l] = j->len - off < UNIQD_BLAKE3_BLOCK_LEN ?
 				     j->len - off : UNIQD_BLAKE3_BLOCK_LEN;
 			st.flags[l] = f;
 			st.ctr_lo[l] = (u32)j->counter;
 			st.ctr_hi[l] = (u32)(j->counter >> 32);
 			st.active[l] = ~0U;
-			if (st.blen[l] != UNIQD_BLAKE3_BLOCK_LEN)
-				full = false;
 		}
+		b3_load_msg(m, rows, jobs, nblocks, blk);
 
-		if (full) {
-			b3_load_full(m, &st);
-		} else {
-			for (l = 0; l < B3_LANES; l++)
-				b3_stage_short(m, l, st.ptr[l], st.blen[l]);
-		}
-
+		_Pragma("GCC unroll 8")
 		for (w = 0; w < 8; w++)
 			v[w] = h[w];
+		_Pragma("GCC unroll 8")
 		for (w = 0; w < 4; w++)
 			v[w + 8] = (b3_vn){ 0 } + b3_iv[w];
 		v[12] = *(const b3_vn_u *)st.ctr_lo;
@@ -340,20 +389,13 @@ void B3_FN(uniqd_blake3_hash_many)(const struct uniqd_blake3_job *jobs,
 		B3_LANE_ROUND(v, m, 5);
 		B3_LANE_ROUND(v, m, 6);
 
+		_Pragma("GCC unroll 8")
 		for (w = 0; w < 8; w++)
 			h[w] = ((v[w] ^ v[w + 8]) & act) | (h[w] & ~act);
 	}
 
-	for (l = 0; l < n; l++) {
-		for (w = 0; w < 8; w++) {
-			u32 x = h[w][l];
-
-			out[l][4 * w] = (u8)x;
-			out[l][4 * w + 1] = (u8)(x >> 8);
-			out[l][4 * w + 2] = (u8)(x >> 16);
-			out[l][4 * w + 3] = (u8)(x >> 24);
-		}
-	}
+	b3_store_cvs(h, n, out);
+	memzero_explicit(rows, sizeof(rows));
 }
 
 #endif /* UNIQD_BLAKE3_X86 */
