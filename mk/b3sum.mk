@@ -9,9 +9,10 @@ $(B)/bin/b3sum: $(B3SUM_DEPS)
 $(B)/static-bin/b3sum: $(B3SUM_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(STATIC) tools/b3sum/b3sum.c $(B3_OBJS) -o $@
+# OpenSSL's libcrypto (libssl-dev, tools/deps.sh) for SHA-256 and BLAKE2b.
 $(B)/native-bench/bench_blake3_native: tools/bench/bench_blake3_native.c uniqd/blake3.h $(B3_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $< $(B3_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) $< $(B3_OBJS) -lcrypto -o $@
 bench-native: $(B)/native-bench/bench_blake3_native
 	$<
 $(B)/tests/blake3_afalg: tests/blake3_vectors.h

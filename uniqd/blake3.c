@@ -171,7 +171,7 @@ static void b3_compress(const struct uniqd_blake3_impl *impl, u32 out[16],
 /* As b3_compress() for hash_many(), at most impl->lanes jobs. */
 static void b3_hash_many(const struct uniqd_blake3_impl *impl,
 			 const struct uniqd_blake3_job *jobs, unsigned int n,
-			 const u32 key[8], u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
+			 const u32 key[8], u8 *out)
 {
 	if (uniqd_blake3_simd_begin(impl)) {
 		impl->hash_many(jobs, n, key, out);
@@ -213,8 +213,7 @@ static size_t b3_min(size_t a, size_t b)
 
 /* Each job alone, block by block: the reference for the SIMD lanes. */
 void uniqd_blake3_hash_many_portable(const struct uniqd_blake3_job *jobs,
-				     unsigned int n, const u32 key[8],
-				     u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
+				     unsigned int n, const u32 key[8], u8 *out)
 {
 	u8 last[B3_BLOCK_LEN];
 	u32 cv[8], m[16], res[16];
@@ -247,7 +246,7 @@ void uniqd_blake3_hash_many_portable(const struct uniqd_blake3_job *jobs,
 			flags = j->flags;
 		}
 		for (w = 0; w < 8; w++)
-			b3_put_le32(out[i] + 4 * w, cv[w]);
+			b3_put_le32(out + B3_CV_BYTES * i + 4 * w, cv[w]);
 	}
 	memzero_explicit(last, sizeof(last));
 	memzero_explicit(cv, sizeof(cv));
@@ -413,7 +412,7 @@ static void b3_hash_subtree(const struct uniqd_blake3_impl *impl,
 		jobs[i].flags_start = B3_CHUNK_START;
 		jobs[i].flags_end = B3_CHUNK_END;
 	}
-	b3_hash_many(impl, jobs, n, h->key, cvs);
+	b3_hash_many(impl, jobs, n, h->key, cvs[0]);
 	while (n > 1) {
 		n /= 2;
 		for (i = 0; i < n; i++) {
@@ -424,7 +423,7 @@ static void b3_hash_subtree(const struct uniqd_blake3_impl *impl,
 			jobs[i].flags_start = 0;
 			jobs[i].flags_end = 0;
 		}
-		b3_hash_many(impl, jobs, n, h->key, cvs);
+		b3_hash_many(impl, jobs, n, h->key, cvs[0]);
 	}
 	b3_load_words(cv, cvs[0], 8);
 }
@@ -831,7 +830,7 @@ int uniqd_blake3_derive_key(const void *context, size_t context_len,
  * @in: the inputs
  * @len: their lengths, each up to UNIQD_BLAKE3_FINUP_MAX_LEN
  * @n: number of inputs
- * @out: out[i] receives the hash of in[i]
+ * @out: the 32 bytes at @out + 32 * i receive the hash of in[i]
  *
  * Inputs of one chunk or less (keys, typically) share the lanes, whatever
  * their lengths; longer ones are hashed one at a time, their chunks in
@@ -842,8 +841,7 @@ int uniqd_blake3_derive_key(const void *context, size_t context_len,
  */
 int uniqd_blake3_hash_many(const struct uniqd_blake3_impl *impl,
 			   const u8 *key, const void *const *in,
-			   const size_t *len, size_t n,
-			   u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
+			   const size_t *len, size_t n, u8 *out)
 {
 	struct uniqd_blake3_job jobs[UNIQD_BLAKE3_MAX_LANES];
 	unsigned int at[UNIQD_BLAKE3_MAX_LANES], nj = 0, lanes;
@@ -866,7 +864,8 @@ int uniqd_blake3_hash_many(const struct uniqd_blake3_impl *impl,
 		if (len[i] > B3_CHUNK_LEN) {
 			b3_init_words(&h, k, key ? B3_KEYED_HASH : 0);
 			err = uniqd_blake3_finup_seek_impl(impl, &h, in[i],
-							   len[i], 0, out[i],
+							   len[i], 0,
+							   out + B3_CV_BYTES * i,
 							   UNIQD_BLAKE3_OUT_LEN);
 			if (err)
 				ret = err;
@@ -880,16 +879,18 @@ int uniqd_blake3_hash_many(const struct uniqd_blake3_impl *impl,
 		jobs[nj].flags_end = B3_CHUNK_END | B3_ROOT;
 		at[nj++] = i;
 		if (nj == lanes) {
-			b3_hash_many(impl, jobs, nj, k, res);
+			b3_hash_many(impl, jobs, nj, k, res[0]);
 			while (nj--)
-				memcpy(out[at[nj]], res[nj], UNIQD_BLAKE3_OUT_LEN);
+				memcpy(out + B3_CV_BYTES * at[nj], res[nj],
+				       B3_CV_BYTES);
 			nj = 0;
 		}
 	}
 	if (nj) {
-		b3_hash_many(impl, jobs, nj, k, res);
+		b3_hash_many(impl, jobs, nj, k, res[0]);
 		while (nj--)
-			memcpy(out[at[nj]], res[nj], UNIQD_BLAKE3_OUT_LEN);
+			memcpy(out + B3_CV_BYTES * at[nj], res[nj],
+			       B3_CV_BYTES);
 	}
 	memzero_explicit(k, sizeof(k));
 	memzero_explicit(res, sizeof(res));

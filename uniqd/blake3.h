@@ -149,7 +149,6 @@ int uniqd_blake3_finup_seek_impl(const struct uniqd_blake3_impl *impl,
 				 u8 *out, size_t out_len);
 int uniqd_blake3_hash_many(const struct uniqd_blake3_impl *impl,
 			   const u8 *key, const void *const *in,
-			   const size_t *len, size_t n,
-			   u8 (*out)[UNIQD_BLAKE3_OUT_LEN]);
+			   const size_t *len, size_t n, u8 *out);
 
 #endif /* UNIQD_BLAKE3_H */

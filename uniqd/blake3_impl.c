@@ -15,6 +15,7 @@
 #include <linux/errno.h>
 #include <linux/string.h>
 #include <linux/compiler.h>
+#include <linux/kernel.h>
 #ifdef CONFIG_X86_64
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
@@ -51,7 +52,7 @@ static const struct uniqd_blake3_impl *const b3_impls[] = {
 #endif
 };
 
-#define B3_NR_IMPLS	(sizeof(b3_impls) / sizeof(b3_impls[0]))
+#define B3_NR_IMPLS	ARRAY_SIZE(b3_impls)
 
 static const struct uniqd_blake3_impl *b3_default;
 

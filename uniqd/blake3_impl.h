@@ -55,7 +55,7 @@ struct uniqd_blake3_job {
  * @compress: the compression function: 16 output words; @out must not
  *	overlap @cv or @m
  * @hash_many: up to @lanes jobs, all starting from the CV @key (the key
- *	words); out[i] is the result of jobs[i]
+ *	words); the 32 bytes at @out + 32 * i are the result of jobs[i]
  */
 struct uniqd_blake3_impl {
 	const char *name;
@@ -64,7 +64,7 @@ struct uniqd_blake3_impl {
 	void (*compress)(u32 out[16], const u32 cv[8], const u32 m[16],
 			 u64 counter, u32 block_len, u32 flags);
 	void (*hash_many)(const struct uniqd_blake3_job *jobs, unsigned int n,
-			  const u32 key[8], u8 (*out)[UNIQD_BLAKE3_OUT_LEN]);
+			  const u32 key[8], u8 *out);
 };
 
 /* blake3.c: the portable implementation, the reference for the others. */
@@ -73,8 +73,7 @@ void uniqd_blake3_compress_portable(u32 out[16], const u32 cv[8],
 				    const u32 m[16], u64 counter,
 				    u32 block_len, u32 flags);
 void uniqd_blake3_hash_many_portable(const struct uniqd_blake3_job *jobs,
-				     unsigned int n, const u32 key[8],
-				     u8 (*out)[UNIQD_BLAKE3_OUT_LEN]);
+				     unsigned int n, const u32 key[8], u8 *out);
 
 /* blake3_simd.h instantiated by blake3_{sse41,avx2,avx512}.c */
 #define UNIQD_BLAKE3_SIMD_DECLARE(isa)					\
@@ -83,8 +82,7 @@ void uniqd_blake3_hash_many_portable(const struct uniqd_blake3_job *jobs,
 					 u32 block_len, u32 flags);	\
 	void uniqd_blake3_hash_many_##isa(const struct uniqd_blake3_job *jobs,\
 					  unsigned int n,		\
-					  const u32 key[8],		\
-					  u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
+					  const u32 key[8], u8 *out)
 
 #ifdef CONFIG_X86_64
 #define UNIQD_BLAKE3_X86 1

@@ -295,7 +295,7 @@ static int uniqd_blake3_selftest(const struct uniqd_blake3_impl *impl,
 	for (keyed = 0; keyed < 2; keyed++) {
 		ret = uniqd_blake3_hash_many(impl, keyed ?
 					     uniqd_blake3_test_key : NULL,
-					     ins, lens, UNIQD_BLAKE3_NKAT, out);
+					     ins, lens, UNIQD_BLAKE3_NKAT, out[0]);
 		if (ret)
 			return ret;
 		for (i = 0; i < UNIQD_BLAKE3_NKAT; i++) {

@@ -24,7 +24,11 @@
 #include "blake3_impl.h"
 #include "blake3_tables.h"
 
-#ifdef UNIQD_BLAKE3_X86
+/*
+ * sparse cannot parse vector extensions: it checks the rest of the module,
+ * not these files.
+ */
+#if defined(UNIQD_BLAKE3_X86) && !defined(__CHECKER__)
 
 #if !defined(B3_ISA) || !defined(B3_LANES)
 #error "define B3_ISA and B3_LANES before including blake3_simd.h"
@@ -39,18 +43,19 @@ typedef u8 b3_b16 __attribute__((vector_size(16)));
 typedef u32 b3_vn __attribute__((vector_size(4 * B3_LANES)));
 typedef u8 b3_bn __attribute__((vector_size(4 * B3_LANES)));
 /* Unaligned loads: what _mm_loadu_si128() is, without the header. */
-typedef u32 b3_v4_u
-	__attribute__((vector_size(16), aligned(1), may_alias));
+typedef u32 b3_v4_u __attribute__((vector_size(16), may_alias)) __aligned(1);
 typedef u32 b3_vn_u
-	__attribute__((vector_size(4 * B3_LANES), aligned(1), may_alias));
+	__attribute__((vector_size(4 * B3_LANES), may_alias)) __aligned(1);
 
-/* Byte masks of ror 16 and ror 8 within each 32-bit word, 16 bytes. */
-#define B3_R16_16	2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13
-#define B3_R8_16	1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12
-#define B3_R16_32	B3_R16_16, 18, 19, 16, 17, 22, 23, 20, 21,	\
-			26, 27, 24, 25, 30, 31, 28, 29
-#define B3_R8_32	B3_R8_16, 17, 18, 19, 16, 21, 22, 23, 20,	\
-			25, 26, 27, 24, 29, 30, 31, 28
+/* Byte masks of ror 16 and ror 8 within each 32-bit word. */
+#define B3_R16_16	{ 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13 }
+#define B3_R8_16	{ 1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12 }
+#define B3_R16_32	{ 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, \
+			  18, 19, 16, 17, 22, 23, 20, 21, 26, 27, 24, 25,	\
+			  30, 31, 28, 29 }
+#define B3_R8_32	{ 1, 2, 3, 0, 5, 6, 7, 4, 9, 10, 11, 8, 13, 14, 15, 12, \
+			  17, 18, 19, 16, 21, 22, 23, 20, 25, 26, 27, 24,	\
+			  29, 30, 31, 28 }
 
 /*
  * Kernels built with -ftrivial-auto-var-init=zero (INIT_STACK_ALL_ZERO)
@@ -74,17 +79,17 @@ typedef u32 b3_vn_u
 #define B3_ROR8_N(x)	B3_SHR_ROR(x, 8)
 #else
 #define B3_ROR16_4(x)	((b3_v4)__builtin_shuffle((b3_b16)(x),		\
-					(b3_b16){ B3_R16_16 }))
+					(b3_b16)B3_R16_16))
 #define B3_ROR8_4(x)	((b3_v4)__builtin_shuffle((b3_b16)(x),		\
-					(b3_b16){ B3_R8_16 }))
+					(b3_b16)B3_R8_16))
 #if B3_LANES == 4
 #define B3_ROR16_N(x)	B3_ROR16_4(x)
 #define B3_ROR8_N(x)	B3_ROR8_4(x)
 #elif B3_LANES == 8
 #define B3_ROR16_N(x)	((b3_vn)__builtin_shuffle((b3_bn)(x),		\
-					(b3_bn){ B3_R16_32 }))
+					(b3_bn)B3_R16_32))
 #define B3_ROR8_N(x)	((b3_vn)__builtin_shuffle((b3_bn)(x),		\
-					(b3_bn){ B3_R8_32 }))
+					(b3_bn)B3_R8_32))
 #else
 #error "16 lanes need B3_HAVE_ROR"
 #endif
@@ -105,23 +110,34 @@ typedef u32 b3_vn_u
 
 /* ---- one block, row by row --------------------------------------------- */
 
-#define B3_MSG4(m, s, i, j, k, l)					\
-	((b3_v4){ (m)[(s)[i]], (m)[(s)[j]], (m)[(s)[k]], (m)[(s)[l]] })
+static __always_inline b3_v4 b3_msg4(const u32 *m, const u8 *s,
+				     unsigned int i, unsigned int j,
+				     unsigned int k, unsigned int l)
+{
+	b3_v4 v = { m[s[i]], m[s[j]], m[s[k]], m[s[l]] };
+
+	return v;
+}
+
+/* Lane rotations of the rows: by one, two and three words. */
+#define B3_ROT1		{ 1, 2, 3, 0 }
+#define B3_ROT2		{ 2, 3, 0, 1 }
+#define B3_ROT3		{ 3, 0, 1, 2 }
 
 #define B3_ROW_ROUND(a, b, c, d, m, r)					\
 	do {								\
 		const u8 *s_ = b3_schedule[r];				\
 									\
-		B3_VG(a, b, c, d, B3_MSG4(m, s_, 0, 2, 4, 6),		\
-		      B3_MSG4(m, s_, 1, 3, 5, 7), B3_ROR16_4, B3_ROR8_4);\
-		b = __builtin_shuffle(b, (b3_v4){ 1, 2, 3, 0 });	\
-		c = __builtin_shuffle(c, (b3_v4){ 2, 3, 0, 1 });	\
-		d = __builtin_shuffle(d, (b3_v4){ 3, 0, 1, 2 });	\
-		B3_VG(a, b, c, d, B3_MSG4(m, s_, 8, 10, 12, 14),	\
-		      B3_MSG4(m, s_, 9, 11, 13, 15), B3_ROR16_4, B3_ROR8_4);\
-		b = __builtin_shuffle(b, (b3_v4){ 3, 0, 1, 2 });	\
-		c = __builtin_shuffle(c, (b3_v4){ 2, 3, 0, 1 });	\
-		d = __builtin_shuffle(d, (b3_v4){ 1, 2, 3, 0 });	\
+		B3_VG(a, b, c, d, b3_msg4(m, s_, 0, 2, 4, 6),		\
+		      b3_msg4(m, s_, 1, 3, 5, 7), B3_ROR16_4, B3_ROR8_4);\
+		b = __builtin_shuffle(b, (b3_v4)B3_ROT1);	\
+		c = __builtin_shuffle(c, (b3_v4)B3_ROT2);	\
+		d = __builtin_shuffle(d, (b3_v4)B3_ROT3);	\
+		B3_VG(a, b, c, d, b3_msg4(m, s_, 8, 10, 12, 14),	\
+		      b3_msg4(m, s_, 9, 11, 13, 15), B3_ROR16_4, B3_ROR8_4);\
+		b = __builtin_shuffle(b, (b3_v4)B3_ROT3);	\
+		c = __builtin_shuffle(c, (b3_v4)B3_ROT2);	\
+		d = __builtin_shuffle(d, (b3_v4)B3_ROT1);	\
 	} while (0)
 
 void B3_FN(uniqd_blake3_compress)(u32 out[16], const u32 cv[8],
@@ -158,10 +174,13 @@ void B3_FN(uniqd_blake3_compress)(u32 out[16], const u32 cv[8],
  */
 #define B3_TLO(b, j)	(((j) & (b)) ? B3_LANES + (j) - (b) : (j))
 #define B3_THI(b, j)	(((j) & (b)) ? B3_LANES + (j) : (j) + (b))
-#define B3_L4(F, b)	F(b, 0), F(b, 1), F(b, 2), F(b, 3)
-#define B3_L8(F, b)	B3_L4(F, b), F(b, 4), F(b, 5), F(b, 6), F(b, 7)
-#define B3_L16(F, b)	B3_L8(F, b), F(b, 8), F(b, 9), F(b, 10), F(b, 11), \
-			F(b, 12), F(b, 13), F(b, 14), F(b, 15)
+#define B3_L4(F, b)	{ F(b, 0), F(b, 1), F(b, 2), F(b, 3) }
+#define B3_L8(F, b)	{ F(b, 0), F(b, 1), F(b, 2), F(b, 3), F(b, 4),	\
+			  F(b, 5), F(b, 6), F(b, 7) }
+#define B3_L16(F, b)	{ F(b, 0), F(b, 1), F(b, 2), F(b, 3), F(b, 4),	\
+			  F(b, 5), F(b, 6), F(b, 7), F(b, 8), F(b, 9),	\
+			  F(b, 10), F(b, 11), F(b, 12), F(b, 13),	\
+			  F(b, 14), F(b, 15) }
 #if B3_LANES == 4
 #define B3_LIST(F, b)	B3_L4(F, b)
 #elif B3_LANES == 8
@@ -183,13 +202,13 @@ void B3_FN(uniqd_blake3_compress)(u32 out[16], const u32 cv[8],
 			lo_ = r[i_];					\
 			hi_ = r[i_ + (b)];				\
 			r[i_] = __builtin_shuffle(lo_, hi_,		\
-				(b3_vn){ B3_LIST(B3_TLO, b) });		\
+				(b3_vn)B3_LIST(B3_TLO, b));		\
 			r[i_ + (b)] = __builtin_shuffle(lo_, hi_,	\
-				(b3_vn){ B3_LIST(B3_THI, b) });		\
+				(b3_vn)B3_LIST(B3_THI, b));		\
 		}							\
 	} while (0)
 
-static inline __attribute__((always_inline)) void b3_transpose(b3_vn r[B3_LANES])
+static __always_inline void b3_transpose(b3_vn r[B3_LANES])
 {
 #if B3_LANES >= 16
 	B3_TSTAGE(r, 8);
@@ -244,7 +263,7 @@ struct b3_step {
  * 64-byte copy a lane but keeps every vector index a constant, so the
  * state and message stay in registers (and the kernel's frame small).
  */
-static inline __attribute__((always_inline)) void
+static __always_inline void
 b3_load_msg(b3_vn m[16], u8 (*rows)[UNIQD_BLAKE3_BLOCK_LEN],
 	    const struct uniqd_blake3_job *jobs,
 	    const unsigned int nblocks[B3_LANES], unsigned int blk)
@@ -281,11 +300,10 @@ b3_load_msg(b3_vn m[16], u8 (*rows)[UNIQD_BLAKE3_BLOCK_LEN],
  * B3_LANES (zero rows fill the group when there are 16 lanes), so that
  * row l of group g holds words g * B3_LANES .. of lane l's CV.
  */
-typedef u32 b3_v8_u __attribute__((vector_size(32), aligned(1), may_alias));
+typedef u32 b3_v8_u __attribute__((vector_size(32), may_alias)) __aligned(1);
 
-static inline __attribute__((always_inline)) void
-b3_store_cvs(const b3_vn h[8], unsigned int n,
-	     u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
+static __always_inline void
+b3_store_cvs(const b3_vn h[8], unsigned int n, u8 *out)
 {
 	b3_vn r[B3_LANES] B3_NOINIT;
 	unsigned int g, l;
@@ -302,21 +320,20 @@ b3_store_cvs(const b3_vn h[8], unsigned int n,
 			if (l >= n)
 				break;
 #if B3_LANES == 16
-			*(b3_v8_u *)out[l] = (b3_v8_u){ r[l][0], r[l][1],
+			*(b3_v8_u *)(out + 32 * l) = (b3_v8_u){ r[l][0], r[l][1],
 				r[l][2], r[l][3], r[l][4], r[l][5], r[l][6],
 				r[l][7] };
 #elif B3_LANES == 8
-			*(b3_v8_u *)out[l] = r[l];
+			*(b3_v8_u *)(out + 32 * l) = r[l];
 #else
-			*(b3_vn_u *)(out[l] + 16 * g) = r[l];
+			*(b3_vn_u *)(out + 32 * l + 16 * g) = r[l];
 #endif
 		}
 	}
 }
 
 void B3_FN(uniqd_blake3_hash_many)(const struct uniqd_blake3_job *jobs,
-				   unsigned int n, const u32 key[8],
-				   u8 (*out)[UNIQD_BLAKE3_OUT_LEN])
+				   unsigned int n, const u32 key[8], u8 *out)
 {
 	unsigned int nblocks[B3_LANES], maxb = 0, blk, l, w;
 	u8 rows[B3_LANES][UNIQD_BLAKE3_BLOCK_LEN] B3_NOINIT;
