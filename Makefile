@@ -48,8 +48,9 @@ DEMO_SRCS := $(wildcard tools/demo/*.c)
 DEMO_BINS := $(patsubst tools/demo/%.c,$(B)/demo/%,$(DEMO_SRCS))
 
 # Userspace objects shared by tests and tools (BLAKE3 is the module's own
-# source: blake3*.c but the crypto API glue; per-file flags in mk/b3sum.mk).
-B3_OBJS := $(patsubst uniqd/%.c,$(B)/obj/%.o,$(filter-out uniqd/blake3_shash.c,$(wildcard uniqd/blake3*.c)))
+# source: blake3*.c but the crypto API glue, shash and ahash; per-file
+# flags in mk/b3sum.mk).
+B3_OBJS := $(patsubst uniqd/%.c,$(B)/obj/%.o,$(filter-out uniqd/blake3_shash.c uniqd/blake3_ahash.c,$(wildcard uniqd/blake3*.c)))
 USER_OBJS := $(B3_OBJS)
 # Libraries the guest programs link (mk/*.mk add libuniqd.a); tools for /usr/bin.
 TEST_LIBS :=

@@ -37,7 +37,7 @@
 #define DIGEST 32
 /* What update() streams in the kernel build; see uniqd/blake3.h. */
 #define STREAM_MAX UNIQD_BLAKE3_DEPTH_MAX_LEN(UNIQD_BLAKE3_KERNEL_STREAM_DEPTH)
-#define BUF_LEN (1 << 20)
+#define BUF_LEN (6 << 20)
 
 static u8 *pattern;		/* byte i is i % 251 */
 static u8 vec_key[32];
@@ -191,7 +191,7 @@ static int proc_crypto(const char *driver, char *type, int *prio,
 		/* "type" comes after name, driver and priority. */
 		if (strcmp(k, "type") || strcmp(name, "blake3"))
 			continue;
-		if (p > *best_prio) {
+		if (!strcmp(ty, "shash") && p > *best_prio) {
 			*best_prio = p;
 			snprintf(best, 128, "%s", drv);
 		}
@@ -237,11 +237,16 @@ static void test_registration(void)
 				close(fd);
 		}
 	}
+	/* The best shash for in-kernel users, the ahash above all of them. */
 	th_case("best_is_blake3") {
-		proc_crypto("", type, &prio, bestdrv, &best_prio);
+		found = proc_crypto("blake3-uniqd", type, &prio, bestdrv,
+				    &best_prio);
 		CHECK(best && !strcmp(bestdrv, drv_name(best)),
-		      "blake3 resolves to %s, the best this CPU runs is %s",
+		      "the best blake3 shash is %s, the best this CPU runs is %s",
 		      bestdrv, best ? drv_name(best) : "?");
+		CHECK(found && !strcmp(type, "ahash") && prio == 300,
+		      "blake3-uniqd: found %d type %s priority %d", found,
+		      type, prio);
 		fd = tfm_open("blake3", NULL, 0);
 		CHECK(fd >= 0, "bind blake3: %s", strerror(errno));
 		if (fd >= 0)
@@ -398,9 +403,50 @@ static void test_clone(const char *alg)
 }
 
 /*
- * algif_hash feeds all but the last page through update(), so a message
- * may stream up to STREAM_MAX bytes; past that the send fails (or, if part
- * of the same send was already absorbed, comes back short).
+ * "blake3" is the ahash "blake3-uniqd": several MiB streamed in many send()
+ * sizes, each way of finishing, hash and keyed, against the userspace
+ * build's digest.
+ */
+static void test_stream_long(void)
+{
+	static const size_t lens[] = { (3 << 20) + 777, 5 << 20 };
+	static const size_t splits[] = { 4096, 65536, 1000, 1 << 20, 0 };
+	u8 want[DIGEST], got[DIGEST];
+	size_t i, s;
+	int keyed, fin, tfm, ret;
+
+	for (keyed = 0; keyed <= 1; keyed++) {
+		th_case(keyed ? "stream_mib.keyed_hash" : "stream_mib.hash") {
+			tfm = tfm_open("blake3", keyed ? vec_key : NULL, 32);
+			CHECK(tfm >= 0, "bind: %s", strerror(errno));
+			for (i = 0; tfm >= 0 && i < sizeof(lens) / sizeof(*lens);
+			     i++) {
+				uniqd_blake3_hash(keyed ? vec_key : NULL,
+						  pattern, lens[i], want,
+						  DIGEST);
+				for (s = 0; s < sizeof(splits) / sizeof(*splits);
+				     s++) {
+					fin = (s + i) % 3;
+					ret = tfm_hash(tfm, pattern, lens[i],
+						       splits[s], fin, got);
+					CHECK(ret == 0 &&
+					      !memcmp(got, want, DIGEST),
+					      "len %zu split %zu fin %d: ret %d %s",
+					      lens[i], splits[s], fin, ret,
+					      hexs(got));
+				}
+			}
+			if (tfm >= 0)
+				close(tfm);
+		}
+	}
+}
+
+/*
+ * The shash drivers (here the generic one) keep their state in the
+ * descriptor: algif_hash feeds all but the last page through update(), so
+ * a message may stream up to STREAM_MAX bytes; past that the send fails
+ * (or, if part of the same send was already absorbed, comes back short).
  */
 static void test_stream_bound(void)
 {
@@ -412,7 +458,7 @@ static void test_stream_bound(void)
 	int tfm, op, ret;
 
 	th_case("stream_up_to_bound") {
-		tfm = tfm_open("blake3", NULL, 0);
+		tfm = tfm_open("blake3-uniqd-generic", NULL, 0);
 		CHECK(tfm >= 0, "bind: %s", strerror(errno));
 		for (i = 0; tfm >= 0 && i < sizeof(lens) / sizeof(*lens); i++) {
 			uniqd_blake3_hash(NULL, pattern, lens[i], want, DIGEST);
@@ -434,7 +480,7 @@ static void test_stream_bound(void)
 	}
 
 	th_case("stream_past_bound_fails") {
-		tfm = tfm_open("blake3", NULL, 0);
+		tfm = tfm_open("blake3-uniqd-generic", NULL, 0);
 		CHECK(tfm >= 0, "bind: %s", strerror(errno));
 		op = tfm >= 0 ? accept(tfm, NULL, 0) : -1;
 		CHECK(op >= 0, "accept: %s", strerror(errno));
@@ -455,9 +501,9 @@ static void test_stream_bound(void)
 		op = tfm >= 0 ? accept(tfm, NULL, 0) : -1;
 		if (op >= 0) {
 			errno = 0;
-			r = send(op, pattern, BUF_LEN, 0);
+			r = send(op, pattern, 1 << 20, 0);
 			CHECK((r < 0 && errno == EOVERFLOW) ||
-			      (r >= 0 && r < BUF_LEN),
+			      (r >= 0 && r < 1 << 20),
 			      "1 MiB send: %zd %s", r, strerror(errno));
 			close(op);
 		}
@@ -488,6 +534,8 @@ int main(void)
 		test_splits(drv_name(impl));
 		test_clone(drv_name(impl));
 	}
+	test_clone("blake3");
+	test_stream_long();
 	test_stream_bound();
 
 	free(pattern);

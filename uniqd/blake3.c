@@ -646,6 +646,60 @@ int uniqd_blake3_update_impl(const struct uniqd_blake3_impl *impl,
 }
 
 /**
+ * uniqd_blake3_update_ext() - update() with more CV slots than the hasher
+ * @impl: implementation
+ * @h: hasher
+ * @ext: @ext_slots more CV slots, owned by the caller with @h (their
+ *	contents are part of the state: copy them along with @h)
+ * @ext_slots: how many; the total depth may not exceed what the chunk
+ *	counter holds (31 in the kernel build: 2^32 - 1 chunks, 4 TiB)
+ * @data: input
+ * @len: its length
+ *
+ * For streaming users whose state is not bound to HASH_MAX_DESCSIZE (the
+ * ahash). Read the output with uniqd_blake3_final_ext().
+ *
+ * Return: as uniqd_blake3_update(), with the larger bound.
+ */
+int uniqd_blake3_update_ext(const struct uniqd_blake3_impl *impl,
+			    struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+			    unsigned int ext_slots, const void *data,
+			    size_t len)
+{
+	unsigned int depth = UNIQD_BLAKE3_STREAM_DEPTH + ext_slots;
+
+	if (depth > 8 * sizeof(h->chunk_counter) - 1)
+		depth = 8 * sizeof(h->chunk_counter) - 1;
+	if (depth > 54)		/* covers 2^64 bytes already */
+		depth = 54;
+	return b3_absorb(impl, h, ext, depth, data, len);
+}
+
+/**
+ * uniqd_blake3_final_ext() - output of a hasher fed by update_ext()
+ * @impl: implementation
+ * @h: hasher, unchanged
+ * @ext: its extra CV slots
+ * @out: destination
+ * @out_len: bytes to write
+ *
+ * Return: 0, or the error that made the hasher unusable.
+ */
+int uniqd_blake3_final_ext(const struct uniqd_blake3_impl *impl,
+			   const struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+			   u8 *out, size_t out_len)
+{
+	struct b3_node n;
+
+	if (h->status)
+		return b3_status_err(h);
+	b3_root_node(impl, h, ext, &n);
+	b3_output(impl, &n, 0, out, out_len);
+	memzero_explicit(&n, sizeof(n));
+	return 0;
+}
+
+/**
  * uniqd_blake3_final_seek() - read extended output from any position
  * @h: hasher, unchanged: more output or more input may follow
  * @offset: position in the output stream

@@ -147,6 +147,13 @@ int uniqd_blake3_finup_seek_impl(const struct uniqd_blake3_impl *impl,
 				 struct uniqd_blake3_hasher *h,
 				 const void *data, size_t len, u64 offset,
 				 u8 *out, size_t out_len);
+int uniqd_blake3_update_ext(const struct uniqd_blake3_impl *impl,
+			    struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+			    unsigned int ext_slots, const void *data,
+			    size_t len);
+int uniqd_blake3_final_ext(const struct uniqd_blake3_impl *impl,
+			   const struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+			   u8 *out, size_t out_len);
 int uniqd_blake3_hash_many(const struct uniqd_blake3_impl *impl,
 			   const u8 *key, const void *const *in,
 			   const size_t *len, size_t n, u8 *out);

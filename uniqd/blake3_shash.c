@@ -39,10 +39,8 @@ static_assert(sizeof(struct uniqd_blake3_hasher) <=
 static_assert(sizeof(struct uniqd_blake3_hasher) <= HASH_MAX_STATESIZE);
 #endif
 
-struct uniqd_blake3_tfm_ctx {
-	u8 key[UNIQD_BLAKE3_KEY_LEN];
-	bool keyed;
-};
+static_assert(sizeof(((struct uniqd_blake3_tfm_ctx *)0)->key) ==
+	      UNIQD_BLAKE3_KEY_LEN);
 
 /* A driver: the crypto API's alg and the implementation behind it. */
 struct uniqd_blake3_drv {
@@ -373,7 +371,10 @@ int uniqd_blake3_shash_register(void)
 			break;
 	}
 	kvfree(in);
-	return 0;
+	ret = uniqd_blake3_ahash_register();
+	if (ret)
+		uniqd_blake3_unregister_all();
+	return ret;
 
 fail:
 	kvfree(in);
@@ -388,5 +389,6 @@ fail:
  */
 void uniqd_blake3_shash_unregister(void)
 {
+	uniqd_blake3_ahash_unregister();
 	uniqd_blake3_unregister_all();
 }

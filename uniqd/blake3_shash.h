@@ -7,10 +7,20 @@
 #ifndef UNIQD_BLAKE3_SHASH_H
 #define UNIQD_BLAKE3_SHASH_H
 
+/* The tfm context of every "blake3" driver: the key, if one was set. */
+struct uniqd_blake3_tfm_ctx {
+	u8 key[32];
+	bool keyed;
+};
+
 /* params.c: the blake3_impl module parameter ("auto" or a name). */
 extern char *uniqd_blake3_impl_param;
 
 int uniqd_blake3_shash_register(void);
 void uniqd_blake3_shash_unregister(void);
+
+/* blake3_ahash.c: the ahash driver, registered by the functions above. */
+int uniqd_blake3_ahash_register(void);
+void uniqd_blake3_ahash_unregister(void);
 
 #endif /* UNIQD_BLAKE3_SHASH_H */
