@@ -649,8 +649,8 @@ int uniqd_blake3_update_impl(const struct uniqd_blake3_impl *impl,
  * uniqd_blake3_update_ext() - update() with more CV slots than the hasher
  * @impl: implementation
  * @h: hasher
- * @ext: @ext_slots more CV slots, owned by the caller with @h (their
- *	contents are part of the state: copy them along with @h)
+ * @ext: @ext_slots more CV slots (8 words each), owned by the caller
+ *	with @h (their contents are part of the state: copy them with @h)
  * @ext_slots: how many; the total depth may not exceed what the chunk
  *	counter holds (31 in the kernel build: 2^32 - 1 chunks, 4 TiB)
  * @data: input
@@ -662,7 +662,7 @@ int uniqd_blake3_update_impl(const struct uniqd_blake3_impl *impl,
  * Return: as uniqd_blake3_update(), with the larger bound.
  */
 int uniqd_blake3_update_ext(const struct uniqd_blake3_impl *impl,
-			    struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+			    struct uniqd_blake3_hasher *h, u32 *ext,
 			    unsigned int ext_slots, const void *data,
 			    size_t len)
 {
@@ -672,7 +672,7 @@ int uniqd_blake3_update_ext(const struct uniqd_blake3_impl *impl,
 		depth = 8 * sizeof(h->chunk_counter) - 1;
 	if (depth > 54)		/* covers 2^64 bytes already */
 		depth = 54;
-	return b3_absorb(impl, h, ext, depth, data, len);
+	return b3_absorb(impl, h, (u32 (*)[8])ext, depth, data, len);
 }
 
 /**
@@ -686,14 +686,14 @@ int uniqd_blake3_update_ext(const struct uniqd_blake3_impl *impl,
  * Return: 0, or the error that made the hasher unusable.
  */
 int uniqd_blake3_final_ext(const struct uniqd_blake3_impl *impl,
-			   const struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+			   const struct uniqd_blake3_hasher *h, u32 *ext,
 			   u8 *out, size_t out_len)
 {
 	struct b3_node n;
 
 	if (h->status)
 		return b3_status_err(h);
-	b3_root_node(impl, h, ext, &n);
+	b3_root_node(impl, h, (u32 (*)[8])ext, &n);
 	b3_output(impl, &n, 0, out, out_len);
 	memzero_explicit(&n, sizeof(n));
 	return 0;

@@ -148,11 +148,11 @@ int uniqd_blake3_finup_seek_impl(const struct uniqd_blake3_impl *impl,
 				 const void *data, size_t len, u64 offset,
 				 u8 *out, size_t out_len);
 int uniqd_blake3_update_ext(const struct uniqd_blake3_impl *impl,
-			    struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+			    struct uniqd_blake3_hasher *h, u32 *ext,
 			    unsigned int ext_slots, const void *data,
 			    size_t len);
 int uniqd_blake3_final_ext(const struct uniqd_blake3_impl *impl,
-			   const struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+			   const struct uniqd_blake3_hasher *h, u32 *ext,
 			   u8 *out, size_t out_len);
 int uniqd_blake3_hash_many(const struct uniqd_blake3_impl *impl,
 			   const u8 *key, const void *const *in,

@@ -77,7 +77,7 @@ static int uniqd_blake3_ahash_update(struct ahash_request *req)
 	/* Page by page; the walk may sleep between pages (crypto_yield). */
 	for (n = crypto_hash_walk_first(req, &walk); n > 0;
 	     n = crypto_hash_walk_done(&walk, ret))
-		ret = uniqd_blake3_update_ext(impl, &r->h, r->ext,
+		ret = uniqd_blake3_update_ext(impl, &r->h, r->ext[0],
 					      UNIQD_BLAKE3_AHASH_EXT, walk.data,
 					      n);
 	return n;
@@ -89,7 +89,7 @@ static int uniqd_blake3_ahash_final(struct ahash_request *req)
 	int ret;
 
 	ret = uniqd_blake3_final_ext(uniqd_blake3_impl_default(), &r->h,
-				     r->ext, req->result, UNIQD_BLAKE3_OUT_LEN);
+				     r->ext[0], req->result, UNIQD_BLAKE3_OUT_LEN);
 	memzero_explicit(r, sizeof(*r));
 	return ret;
 }
@@ -201,11 +201,11 @@ static int uniqd_blake3_ahash_selftest(void)
 	ret = uniqd_blake3_hash(NULL, in, len, want, sizeof(want));
 	uniqd_blake3_init(&r->h);
 	for (pos = 0; !ret && pos < len; pos += 4096)
-		ret = uniqd_blake3_update_ext(impl, &r->h, r->ext,
+		ret = uniqd_blake3_update_ext(impl, &r->h, r->ext[0],
 					      UNIQD_BLAKE3_AHASH_EXT, in + pos,
 					      min_t(size_t, 4096, len - pos));
 	if (!ret)
-		ret = uniqd_blake3_final_ext(impl, &r->h, r->ext, got,
+		ret = uniqd_blake3_final_ext(impl, &r->h, r->ext[0], got,
 					     sizeof(got));
 	if (!ret && memcmp(got, want, sizeof(got)))
 		ret = -EBADMSG;

@@ -51,6 +51,8 @@ static const unsigned long long user_stream_max = UNIQD_BLAKE3_STREAM_MAX_LEN;
 #define uniqd_blake3_finup_seek kb3_finup_seek
 #define uniqd_blake3_hash kb3_hash
 #define uniqd_blake3_derive_key kb3_derive_key
+#define uniqd_blake3_update_ext kb3_update_ext
+#define uniqd_blake3_final_ext kb3_final_ext
 #define uniqd_blake3_compress_portable kb3_compress_portable
 #define uniqd_blake3_hash_many_portable kb3_hash_many_portable
 #define uniqd_blake3_portable kb3_portable
@@ -70,6 +72,8 @@ static const unsigned long long user_stream_max = UNIQD_BLAKE3_STREAM_MAX_LEN;
 #undef uniqd_blake3_finup_seek
 #undef uniqd_blake3_hash
 #undef uniqd_blake3_derive_key
+#undef uniqd_blake3_update_ext
+#undef uniqd_blake3_final_ext
 #undef uniqd_blake3_compress_portable
 #undef uniqd_blake3_hash_many_portable
 #undef uniqd_blake3_portable
@@ -1082,6 +1086,32 @@ int main(int argc, char **argv)
 				test_hash_many_api(impl);
 		}
 	}
+	/* The kernel's ahash state: the hasher plus 24 caller-owned slots. */
+	th_case("update_ext_past_stream_bound") {
+		static u32 ext[24][8];
+		size_t len = 3 * kern_stream_max + 1234, pos = 0, n;
+		struct kb3_hasher kh;
+		u8 want[32], got[32];
+		u64 rng = 42;
+		int ret = 0;
+
+		kb3_init(&kh);
+		while (!ret && pos < len) {
+			n = rng_piece(&rng);
+			if (n > len - pos)
+				n = len - pos;
+			ret = kb3_update_ext(uniqd_blake3_impl_best(), &kh,
+					     ext[0], 24, input(len) + pos, n);
+			pos += n;
+		}
+		CHECK(ret == 0, "update_ext ret %d at %zu", ret, pos);
+		ret = kb3_final_ext(uniqd_blake3_impl_best(), &kh, ext[0], got,
+				    32);
+		uniqd_blake3_hash(NULL, input(len), len, want, 32);
+		CHECK(ret == 0 && !memcmp(got, want, 32), "ret %d %s", ret,
+		      hexs(got, 32));
+	}
+
 	th_case("force_unknown") {
 		CHECK(uniqd_blake3_impl_force("nonesuch") == -ENOENT,
 		      "unknown name accepted");
