@@ -396,7 +396,7 @@ static unsigned int b3_subtree_log2(const struct uniqd_blake3_impl *impl,
  * below it: hash_many() reads a job's input before writing its output and
  * job i only overwrites slot i, which jobs after it no longer read.
  */
-static void b3_hash_subtree(const struct uniqd_blake3_impl *impl,
+static noinline void b3_hash_subtree(const struct uniqd_blake3_impl *impl,
 			    const struct uniqd_blake3_hasher *h, const u8 *in,
 			    unsigned int log2n, u32 cv[8])
 {
@@ -426,6 +426,39 @@ static void b3_hash_subtree(const struct uniqd_blake3_impl *impl,
 		b3_hash_many(impl, jobs, n, h->key, cvs[0]);
 	}
 	b3_load_words(cv, cvs[0], 8);
+}
+
+/*
+ * @n whole chunks at @in (at most the lanes, never the last chunk) in one
+ * hash_many() call, their CVs then pushed one by one: for runs that do not
+ * start a subtree as large as the lanes (a stream's tail of chunks, or an
+ * update() that starts mid-way), which b3_hash_subtree() would cut into
+ * small subtrees with most lanes idle.
+ */
+static noinline int b3_hash_run(const struct uniqd_blake3_impl *impl,
+		       struct uniqd_blake3_hasher *h, u32 (*ext)[8],
+		       unsigned int depth, const u8 *in, unsigned int n)
+{
+	struct uniqd_blake3_job jobs[UNIQD_BLAKE3_MAX_LANES];
+	u8 cvs[UNIQD_BLAKE3_MAX_LANES][UNIQD_BLAKE3_OUT_LEN];
+	unsigned int i;
+	u32 cv[8];
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		jobs[i].in = in + (size_t)i * B3_CHUNK_LEN;
+		jobs[i].counter = (u64)h->chunk_counter + i;
+		jobs[i].len = B3_CHUNK_LEN;
+		jobs[i].flags = h->flags;
+		jobs[i].flags_start = B3_CHUNK_START;
+		jobs[i].flags_end = B3_CHUNK_END;
+	}
+	b3_hash_many(impl, jobs, n, h->key, cvs[0]);
+	for (i = 0; !ret && i < n; i++) {
+		b3_load_words(cv, cvs[i], 8);
+		ret = b3_push_chunk_cv(impl, h, ext, depth, cv, 0);
+	}
+	return ret;
 }
 
 /*
@@ -470,7 +503,18 @@ static int b3_absorb(const struct uniqd_blake3_impl *impl,
 		}
 		if (!have && len > B3_CHUNK_LEN) {
 			unsigned int log2n = b3_subtree_log2(impl, h, len);
+			size_t run = b3_min((len - 1) / B3_CHUNK_LEN,
+					    b3_min(impl->lanes,
+						   UNIQD_BLAKE3_MAX_LANES));
 
+			if (run > 1U << log2n) {
+				ret = b3_hash_run(impl, h, ext, depth, in, run);
+				if (ret)
+					goto fail;
+				in += run * B3_CHUNK_LEN;
+				len -= run * B3_CHUNK_LEN;
+				continue;
+			}
 			b3_hash_subtree(impl, h, in, log2n, cv);
 			ret = b3_push_chunk_cv(impl, h, ext, depth, cv, log2n);
 			if (ret)
