@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * "blake3" (drivers "blake3-uniqd-generic", "-sse41", "-avx2", "-avx512")
- * for the kernel crypto API, as an shash with an optional 32-byte key. The module calls register at load and
- * unregister at unload.
+ * "blake3" for the kernel crypto API, with an optional 32-byte key: shash
+ * drivers "blake3-uniqd-generic", "-sse41", "-avx2", "-avx512" and the
+ * ahash "blake3-uniqd". The module calls register at load and unregister
+ * at unload.
  */
 #ifndef UNIQD_BLAKE3_SHASH_H
 #define UNIQD_BLAKE3_SHASH_H
+
+#include <linux/types.h>
 
 /* The tfm context of every "blake3" driver: the key, if one was set. */
 struct uniqd_blake3_tfm_ctx {
