@@ -390,6 +390,22 @@ static unsigned int b3_subtree_log2(const struct uniqd_blake3_impl *impl,
 	return log2n;
 }
 
+/* Jobs for @n whole chunks at @in, the next ones of @h's input. */
+static void b3_chunk_jobs(const struct uniqd_blake3_hasher *h, const u8 *in,
+			  unsigned int n, struct uniqd_blake3_job *jobs)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		jobs[i].in = in + (size_t)i * B3_CHUNK_LEN;
+		jobs[i].counter = (u64)h->chunk_counter + i;
+		jobs[i].len = B3_CHUNK_LEN;
+		jobs[i].flags = h->flags;
+		jobs[i].flags_start = B3_CHUNK_START;
+		jobs[i].flags_end = B3_CHUNK_END;
+	}
+}
+
 /*
  * CV of the subtree of 2^log2n whole chunks at @in: the chunks in lanes,
  * then each level of parents in lanes. Every level is written over the one
@@ -404,14 +420,7 @@ static noinline void b3_hash_subtree(const struct uniqd_blake3_impl *impl,
 	u8 cvs[UNIQD_BLAKE3_MAX_LANES][UNIQD_BLAKE3_OUT_LEN];
 	unsigned int n = 1U << log2n, i;
 
-	for (i = 0; i < n; i++) {
-		jobs[i].in = in + (size_t)i * B3_CHUNK_LEN;
-		jobs[i].counter = (u64)h->chunk_counter + i;
-		jobs[i].len = B3_CHUNK_LEN;
-		jobs[i].flags = h->flags;
-		jobs[i].flags_start = B3_CHUNK_START;
-		jobs[i].flags_end = B3_CHUNK_END;
-	}
+	b3_chunk_jobs(h, in, n, jobs);
 	b3_hash_many(impl, jobs, n, h->key, cvs[0]);
 	while (n > 1) {
 		n /= 2;
@@ -445,14 +454,7 @@ static noinline int b3_hash_run(const struct uniqd_blake3_impl *impl,
 	u32 cv[8];
 	int ret = 0;
 
-	for (i = 0; i < n; i++) {
-		jobs[i].in = in + (size_t)i * B3_CHUNK_LEN;
-		jobs[i].counter = (u64)h->chunk_counter + i;
-		jobs[i].len = B3_CHUNK_LEN;
-		jobs[i].flags = h->flags;
-		jobs[i].flags_start = B3_CHUNK_START;
-		jobs[i].flags_end = B3_CHUNK_END;
-	}
+	b3_chunk_jobs(h, in, n, jobs);
 	b3_hash_many(impl, jobs, n, h->key, cvs[0]);
 	for (i = 0; !ret && i < n; i++) {
 		b3_load_words(cv, cvs[i], 8);

@@ -45,13 +45,7 @@ static_assert(sizeof(struct uniqd_blake3_astate) <= HASH_MAX_STATESIZE);
 static int uniqd_blake3_ahash_setkey(struct crypto_ahash *tfm, const u8 *key,
 				     unsigned int keylen)
 {
-	struct uniqd_blake3_tfm_ctx *ctx = crypto_ahash_ctx(tfm);
-
-	if (keylen != UNIQD_BLAKE3_KEY_LEN)
-		return -EINVAL;
-	memcpy(ctx->key, key, UNIQD_BLAKE3_KEY_LEN);
-	ctx->keyed = true;
-	return 0;
+	return uniqd_blake3_ctx_setkey(crypto_ahash_ctx(tfm), key, keylen);
 }
 
 static int uniqd_blake3_ahash_init(struct ahash_request *req)

@@ -56,16 +56,28 @@ uniqd_blake3_tfm_impl(struct crypto_shash *tfm)
 			    alg)->impl;
 }
 
-static int uniqd_blake3_shash_setkey(struct crypto_shash *tfm, const u8 *key,
-				     unsigned int keylen)
+/**
+ * uniqd_blake3_ctx_setkey() - setkey() of every "blake3" driver
+ * @ctx: the tfm's context
+ * @key: the key
+ * @keylen: its length: exactly 32 bytes selects keyed_hash mode
+ *
+ * Return: 0, or -EINVAL for any other length (@ctx is then unchanged).
+ */
+int uniqd_blake3_ctx_setkey(struct uniqd_blake3_tfm_ctx *ctx, const u8 *key,
+			    unsigned int keylen)
 {
-	struct uniqd_blake3_tfm_ctx *ctx = crypto_shash_ctx(tfm);
-
 	if (keylen != UNIQD_BLAKE3_KEY_LEN)
 		return -EINVAL;
 	memcpy(ctx->key, key, UNIQD_BLAKE3_KEY_LEN);
 	ctx->keyed = true;
 	return 0;
+}
+
+static int uniqd_blake3_shash_setkey(struct crypto_shash *tfm, const u8 *key,
+				     unsigned int keylen)
+{
+	return uniqd_blake3_ctx_setkey(crypto_shash_ctx(tfm), key, keylen);
 }
 
 static int uniqd_blake3_shash_init(struct shash_desc *desc)

@@ -16,6 +16,9 @@ struct uniqd_blake3_tfm_ctx {
 	bool keyed;
 };
 
+int uniqd_blake3_ctx_setkey(struct uniqd_blake3_tfm_ctx *ctx, const u8 *key,
+			    unsigned int keylen);
+
 /* params.c: the blake3_impl module parameter ("auto" or a name). */
 extern char *uniqd_blake3_impl_param;
 
