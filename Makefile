@@ -43,8 +43,8 @@ NATIVE_BINS := $(patsubst tests/native/%.c,$(B)/native/%,$(NATIVE_SRCS))
 DEMO_SRCS := $(wildcard tools/demo/*.c)
 DEMO_BINS := $(patsubst tools/demo/%.c,$(B)/demo/%,$(DEMO_SRCS))
 
-# Userspace objects shared by tests and tools (BLAKE3 is the module's own source).
-USER_OBJS := $(if $(wildcard uniqd/blake3.c),$(B)/obj/blake3.o)
+# Userspace objects shared by tests and tools: B3_OBJS (mk/common.mk).
+USER_OBJS = $(B3_OBJS)
 
 # mk/common.mk first (the version, paths, names the others share), then one
 # fragment per thing built (module, libuniqd, uniqdctl, b3sum, dkms, bench)

@@ -3,19 +3,20 @@
 # b3sum: a b3sum-compatible command built from the module's own BLAKE3
 # source. It is installed as uniqd-b3sum: Debian's b3sum package owns
 # /usr/bin/b3sum.
-B3SUM_DEPS := tools/b3sum/b3sum.c uniqd/blake3.h uniqd/blake3_compat.h $(B)/obj/blake3.o VERSION
+B3SUM_DEPS := tools/b3sum/b3sum.c uniqd/blake3.h uniqd/blake3_compat.h $(B3_OBJS) VERSION
 TOOL_BINS += $(B)/bin/b3sum $(B)/static-bin/b3sum
 .PHONY: b3sum bench-native install-b3sum
 b3sum: $(B)/bin/b3sum $(B)/static-bin/b3sum
 $(B)/bin/b3sum: $(B3SUM_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(LDFLAGS) tools/b3sum/b3sum.c $(B)/obj/blake3.o -o $@
+	$(CC) $(USER_CFLAGS) $(LDFLAGS) tools/b3sum/b3sum.c $(B3_OBJS) -o $@
 $(B)/static-bin/b3sum: $(B3SUM_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) tools/b3sum/b3sum.c $(B)/obj/blake3.o -o $@
-$(B)/native-bench/bench_blake3_native: tools/bench/bench_blake3_native.c uniqd/blake3.h $(B)/obj/blake3.o
+	$(CC) $(USER_CFLAGS) $(STATIC) tools/b3sum/b3sum.c $(B3_OBJS) -o $@
+# OpenSSL's libcrypto (libssl-dev, tools/deps.sh) for SHA-256 and BLAKE2b.
+$(B)/native-bench/bench_blake3_native: tools/bench/bench_blake3_native.c uniqd/blake3.h $(B3_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $< $(B)/obj/blake3.o -o $@
+	$(CC) $(USER_CFLAGS) $< $(B3_OBJS) -lcrypto -o $@
 bench-native: $(B)/native-bench/bench_blake3_native
 	$<
 $(B)/tests/blake3_afalg: tests/blake3_vectors.h
@@ -26,3 +27,13 @@ install-b3sum: $(B)/bin/b3sum
 	$(INSTALL) -d $(DESTDIR)$(BINDIR)
 	$(INSTALL) -m 0755 $< $(DESTDIR)$(BINDIR)/uniqd-b3sum
 UNINSTALL_FILES += $(BINDIR)/uniqd-b3sum
+
+# The SIMD implementations: each file with its instruction set's flags; the
+# code checks the CPU before calling them (uniqd/blake3_impl.c).
+$(B3_OBJS): uniqd/blake3.h uniqd/blake3_compat.h uniqd/blake3_impl.h uniqd/blake3_simd.h \
+		uniqd/blake3_tables.h
+ifeq ($(shell $(CC) -dumpmachine | cut -d- -f1),x86_64)
+$(B)/obj/blake3_sse41.o: USER_CFLAGS += -msse4.1
+$(B)/obj/blake3_avx2.o: USER_CFLAGS += -mavx2
+$(B)/obj/blake3_avx512.o: USER_CFLAGS += -mavx512f -mavx512vl
+endif

@@ -7,8 +7,12 @@
  * tools/b3sum/gen_vectors.py). Lengths the vectors do not cover are
  * checked against the userspace build of uniqd/blake3.c.
  *
- * Build: gcc -static -O2 -Wall -Wextra -Iuniqd -Itests tests/blake3_afalg.c \
- *	uniqd/blake3.c -o build/tests/blake3_afalg
+ * uniqd.ko registers one driver per implementation the CPU can run; the
+ * userspace build's own CPU check (the same sources) says which ones the
+ * guest must have. Each is tested by its driver name, "blake3" must be the
+ * best of them, and the ones the CPU cannot run must be absent.
+ *
+ * Build: make build/tests/blake3_afalg
  */
 #include <errno.h>
 #include <linux/if_alg.h>
@@ -20,6 +24,7 @@
 
 #include "harness.h"
 #include "blake3.h"
+#include "blake3_impl.h"
 #include "blake3_vectors.h"
 
 #ifndef AF_ALG
@@ -32,7 +37,7 @@
 #define DIGEST 32
 /* What update() streams in the kernel build; see uniqd/blake3.h. */
 #define STREAM_MAX UNIQD_BLAKE3_DEPTH_MAX_LEN(UNIQD_BLAKE3_KERNEL_STREAM_DEPTH)
-#define BUF_LEN (1 << 20)
+#define BUF_LEN (6 << 20)
 
 static u8 *pattern;		/* byte i is i % 251 */
 static u8 vec_key[32];
@@ -147,53 +152,103 @@ static int tfm_hash(int tfm, const u8 *d, size_t len, size_t split,
 	return ret;
 }
 
+/* The driver of implementation @impl, as blake3_shash.c names it. */
+static const char *drv_name(const struct uniqd_blake3_impl *impl)
+{
+	static char buf[4][64];
+	static int k;
+	char *r = buf[k++ % 4];
+
+	snprintf(r, 64, "blake3-uniqd-%s", impl->simd ? impl->name : "generic");
+	return r;
+}
+
+/* /proc/crypto's fields of @driver: 1 if found, type and priority out. */
+static int proc_crypto(const char *driver, char *type, int *prio,
+		       char *best, int *best_prio)
+{
+	char line[256], name[128] = "", drv[128] = "", ty[128] = "";
+	int found = 0, p = -1;
+	FILE *f = fopen("/proc/crypto", "r");
+
+	*best_prio = -1;
+	while (f && fgets(line, sizeof(line), f)) {
+		char k[64], v[128];
+
+		if (sscanf(line, "%63s : %127s", k, v) != 2) {
+			name[0] = drv[0] = ty[0] = 0;
+			p = -1;
+			continue;
+		}
+		if (!strcmp(k, "name"))
+			snprintf(name, sizeof(name), "%s", v);
+		if (!strcmp(k, "driver"))
+			snprintf(drv, sizeof(drv), "%s", v);
+		if (!strcmp(k, "priority"))
+			p = atoi(v);
+		if (!strcmp(k, "type"))
+			snprintf(ty, sizeof(ty), "%s", v);
+		/* "type" comes after name, driver and priority. */
+		if (strcmp(k, "type") || strcmp(name, "blake3"))
+			continue;
+		if (!strcmp(ty, "shash") && p > *best_prio) {
+			*best_prio = p;
+			snprintf(best, 128, "%s", drv);
+		}
+		if (!strcmp(drv, driver)) {
+			found = 1;
+			*prio = p;
+			snprintf(type, 128, "%s", ty);
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
 static void test_registration(void)
 {
-	char line[256], name[128] = "", driver[128] = "";
-	int found = 0, fields = 0, fd;
-	FILE *f;
+	static const int prios[] = { 100, 150, 170, 190 };
+	const struct uniqd_blake3_impl *impl, *best = NULL;
+	static char name[96];
+	char type[128], bestdrv[128] = "";
+	int fd, prio, best_prio, found;
+	unsigned int k;
 
-	th_case("proc_crypto") {
-		f = fopen("/proc/crypto", "r");
-		CHECK(f != NULL, "/proc/crypto: %s", strerror(errno));
-		while (f && fgets(line, sizeof(line), f)) {
-			char k[64], v[128];
+	for (k = 0; (impl = uniqd_blake3_impl_nth(k)); k++) {
+		bool usable = uniqd_blake3_impl_usable(impl);
 
-			if (sscanf(line, "%63s : %127s", k, v) != 2) {
-				if (found)
-					break;	/* end of our entry */
-				continue;
-			}
-			if (!strcmp(k, "name"))
-				snprintf(name, sizeof(name), "%s", v);
-			if (!strcmp(k, "driver"))
-				snprintf(driver, sizeof(driver), "%s", v);
-			if (!strcmp(name, "blake3") &&
-			    !strcmp(driver, "blake3-uniqd-generic"))
-				found = 1;
-			if (!found)
-				continue;
-			if ((!strcmp(k, "type") && !strcmp(v, "shash")) ||
-			    (!strcmp(k, "digestsize") && !strcmp(v, "32")) ||
-			    (!strcmp(k, "blocksize") && !strcmp(v, "64")) ||
-			    (!strcmp(k, "priority") && !strcmp(v, "100")))
-				fields++;
+		if (usable)
+			best = impl;
+		snprintf(name, sizeof(name), "proc_crypto.%s", impl->name);
+		th_case(name) {
+			found = proc_crypto(drv_name(impl), type, &prio,
+					    bestdrv, &best_prio);
+			CHECK(found == usable, "%s: registered %d, CPU can run it %d",
+			      drv_name(impl), found, usable);
+			CHECK(!found || (!strcmp(type, "shash") &&
+					 prio == prios[k]),
+			      "%s: type %s priority %d", drv_name(impl), type,
+			      prio);
+			fd = tfm_open(drv_name(impl), NULL, 0);
+			CHECK(usable ? fd >= 0 : fd < 0 && errno == ENOENT,
+			      "bind %s: %s", drv_name(impl), strerror(errno));
+			if (fd >= 0)
+				close(fd);
 		}
-		if (f)
-			fclose(f);
-		CHECK(found, "no blake3/blake3-uniqd-generic in /proc/crypto");
-		CHECK(fields == 4, "type/digestsize/blocksize/priority: %d of 4",
-		      fields);
 	}
-
-	th_case("bind") {
+	/* The best shash for in-kernel users, the ahash above all of them. */
+	th_case("best_is_blake3") {
+		found = proc_crypto("blake3-uniqd", type, &prio, bestdrv,
+				    &best_prio);
+		CHECK(best && !strcmp(bestdrv, drv_name(best)),
+		      "the best blake3 shash is %s, the best this CPU runs is %s",
+		      bestdrv, best ? drv_name(best) : "?");
+		CHECK(found && !strcmp(type, "ahash") && prio == 300,
+		      "blake3-uniqd: found %d type %s priority %d", found,
+		      type, prio);
 		fd = tfm_open("blake3", NULL, 0);
 		CHECK(fd >= 0, "bind blake3: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		fd = tfm_open("blake3-uniqd-generic", NULL, 0);
-		CHECK(fd >= 0, "bind blake3-uniqd-generic: %s",
-		      strerror(errno));
 		if (fd >= 0)
 			close(fd);
 	}
@@ -216,19 +271,19 @@ static void test_registration(void)
 }
 
 /* Every official vector, one send, hash and keyed_hash mode. */
-static void test_vectors(void)
+static void test_vectors(const char *alg)
 {
 	u8 want[DIGEST], got[DIGEST];
-	char name[64];
+	static char name[96];
 	size_t i;
 	int keyed, tfm, ret;
 
 	for (keyed = 0; keyed <= 1; keyed++) {
-		tfm = tfm_open("blake3", keyed ? vec_key : NULL, 32);
+		tfm = tfm_open(alg, keyed ? vec_key : NULL, 32);
 		for (i = 0; i < BLAKE3_NVECTORS; i++) {
 			const struct blake3_vector *v = &blake3_vectors[i];
 
-			snprintf(name, sizeof(name), "vector.%s.len%u",
+			snprintf(name, sizeof(name), "vector.%s.%s.len%u", alg,
 				 keyed ? "keyed_hash" : "hash", v->input_len);
 			th_case(name) {
 				CHECK(tfm >= 0, "bind: %s", strerror(errno));
@@ -255,8 +310,9 @@ static void test_vectors(void)
 }
 
 /* MSG_MORE streaming in many splits, each way of finishing. */
-static void test_splits(void)
+static void test_splits(const char *alg)
 {
+	static char name[96];
 	static const size_t splits[] = { 1, 63, 64, 65, 1023, 1024, 1025,
 					 4096, 65536, 0 };
 	u8 want[DIGEST], got[DIGEST];
@@ -264,9 +320,10 @@ static void test_splits(void)
 	int keyed, fin, tfm, ret;
 
 	for (keyed = 0; keyed <= 1; keyed++) {
-		th_case(keyed ? "msg_more_splits.keyed_hash" :
-				"msg_more_splits.hash") {
-			tfm = tfm_open("blake3", keyed ? vec_key : NULL, 32);
+		snprintf(name, sizeof(name), "msg_more_splits.%s.%s", alg,
+			 keyed ? "keyed_hash" : "hash");
+		th_case(name) {
+			tfm = tfm_open(alg, keyed ? vec_key : NULL, 32);
 			CHECK(tfm >= 0, "bind: %s", strerror(errno));
 			for (i = 0; tfm >= 0 && i < BLAKE3_NVECTORS; i++) {
 				const struct blake3_vector *v =
@@ -301,8 +358,9 @@ static void test_splits(void)
 }
 
 /* accept() on an operation socket clones its state: export + import. */
-static void test_clone(void)
+static void test_clone(const char *alg)
 {
+	static char name[96];
 	const struct blake3_vector *v = NULL;
 	u8 want[DIGEST], got1[DIGEST], got2[DIGEST];
 	size_t i, cut;
@@ -312,9 +370,10 @@ static void test_clone(void)
 		if (blake3_vectors[i].input_len == 31744)
 			v = &blake3_vectors[i];
 
-	th_case("accept_clones_state") {
+	snprintf(name, sizeof(name), "accept_clones_state.%s", alg);
+	th_case(name) {
 		CHECK(v != NULL, "no 31744-byte vector");
-		tfm = tfm_open("blake3", vec_key, 32);
+		tfm = tfm_open(alg, vec_key, 32);
 		CHECK(tfm >= 0, "bind: %s", strerror(errno));
 		if (v && tfm >= 0) {
 			unhex(v->keyed_hash, want, DIGEST);
@@ -344,9 +403,50 @@ static void test_clone(void)
 }
 
 /*
- * algif_hash feeds all but the last page through update(), so a message
- * may stream up to STREAM_MAX bytes; past that the send fails (or, if part
- * of the same send was already absorbed, comes back short).
+ * "blake3" is the ahash "blake3-uniqd": several MiB streamed in many send()
+ * sizes, each way of finishing, hash and keyed, against the userspace
+ * build's digest.
+ */
+static void test_stream_long(void)
+{
+	static const size_t lens[] = { (3 << 20) + 777, 5 << 20 };
+	static const size_t splits[] = { 4096, 65536, 1000, 1 << 20, 0 };
+	u8 want[DIGEST], got[DIGEST];
+	size_t i, s;
+	int keyed, fin, tfm, ret;
+
+	for (keyed = 0; keyed <= 1; keyed++) {
+		th_case(keyed ? "stream_mib.keyed_hash" : "stream_mib.hash") {
+			tfm = tfm_open("blake3", keyed ? vec_key : NULL, 32);
+			CHECK(tfm >= 0, "bind: %s", strerror(errno));
+			for (i = 0; tfm >= 0 && i < sizeof(lens) / sizeof(*lens);
+			     i++) {
+				uniqd_blake3_hash(keyed ? vec_key : NULL,
+						  pattern, lens[i], want,
+						  DIGEST);
+				for (s = 0; s < sizeof(splits) / sizeof(*splits);
+				     s++) {
+					fin = (s + i) % 3;
+					ret = tfm_hash(tfm, pattern, lens[i],
+						       splits[s], fin, got);
+					CHECK(ret == 0 &&
+					      !memcmp(got, want, DIGEST),
+					      "len %zu split %zu fin %d: ret %d %s",
+					      lens[i], splits[s], fin, ret,
+					      hexs(got));
+				}
+			}
+			if (tfm >= 0)
+				close(tfm);
+		}
+	}
+}
+
+/*
+ * The shash drivers (here the generic one) keep their state in the
+ * descriptor: algif_hash feeds all but the last page through update(), so
+ * a message may stream up to STREAM_MAX bytes; past that the send fails
+ * (or, if part of the same send was already absorbed, comes back short).
  */
 static void test_stream_bound(void)
 {
@@ -358,7 +458,7 @@ static void test_stream_bound(void)
 	int tfm, op, ret;
 
 	th_case("stream_up_to_bound") {
-		tfm = tfm_open("blake3", NULL, 0);
+		tfm = tfm_open("blake3-uniqd-generic", NULL, 0);
 		CHECK(tfm >= 0, "bind: %s", strerror(errno));
 		for (i = 0; tfm >= 0 && i < sizeof(lens) / sizeof(*lens); i++) {
 			uniqd_blake3_hash(NULL, pattern, lens[i], want, DIGEST);
@@ -380,7 +480,7 @@ static void test_stream_bound(void)
 	}
 
 	th_case("stream_past_bound_fails") {
-		tfm = tfm_open("blake3", NULL, 0);
+		tfm = tfm_open("blake3-uniqd-generic", NULL, 0);
 		CHECK(tfm >= 0, "bind: %s", strerror(errno));
 		op = tfm >= 0 ? accept(tfm, NULL, 0) : -1;
 		CHECK(op >= 0, "accept: %s", strerror(errno));
@@ -401,9 +501,9 @@ static void test_stream_bound(void)
 		op = tfm >= 0 ? accept(tfm, NULL, 0) : -1;
 		if (op >= 0) {
 			errno = 0;
-			r = send(op, pattern, BUF_LEN, 0);
+			r = send(op, pattern, 1 << 20, 0);
 			CHECK((r < 0 && errno == EOVERFLOW) ||
-			      (r >= 0 && r < BUF_LEN),
+			      (r >= 0 && r < 1 << 20),
 			      "1 MiB send: %zd %s", r, strerror(errno));
 			close(op);
 		}
@@ -414,6 +514,8 @@ static void test_stream_bound(void)
 
 int main(void)
 {
+	const struct uniqd_blake3_impl *impl;
+	unsigned int k;
 	size_t i;
 
 	th_init("blake3_afalg");
@@ -425,9 +527,15 @@ int main(void)
 	memcpy(vec_key, BLAKE3_VECTOR_KEY, 32);
 
 	test_registration();
-	test_vectors();
-	test_splits();
-	test_clone();
+	for (k = 0; (impl = uniqd_blake3_impl_nth(k)); k++) {
+		if (!uniqd_blake3_impl_usable(impl))
+			continue;
+		test_vectors(drv_name(impl));
+		test_splits(drv_name(impl));
+		test_clone(drv_name(impl));
+	}
+	test_clone("blake3");
+	test_stream_long();
 	test_stream_bound();
 
 	free(pattern);

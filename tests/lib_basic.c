@@ -272,6 +272,58 @@ int main(int argc, char **argv)
 		      uniqd_last_error());
 	}
 
+	/*
+	 * A key repeated within one batch goes to the kernel once per chunk
+	 * of the batch, not once per occurrence; the repeats get its answer.
+	 */
+	th_case("batch_repeats") {
+		enum { R = 600, D = 7 };
+		static struct uniqd_item it[R];
+		static char keys[R][24];
+		uint64_t hits0 = 0, misses0 = 0, hits1 = 0, misses1 = 0;
+		size_t n;
+
+		for (int i = 0; i < R; i++) {
+			snprintf(keys[i], sizeof(keys[i]), "repeat-%d", i % D);
+			it[i] = (struct uniqd_item){ .data = keys[i], .len = strlen(keys[i]),
+						     .class_id = cf };
+		}
+		CHECK(kernel_counts(p, &hits0, &misses0) == 0, "stats");
+		n = uniqd_intern_many(p, it, R, 0);
+		CHECK(n == R, "%zu: %s", n, uniqd_last_error());
+		CHECK(kernel_counts(p, &hits1, &misses1) == 0 &&
+		      hits1 + misses1 - hits0 - misses0 == D,
+		      "the kernel saw %llu keys, want %d",
+		      (unsigned long long)(hits1 + misses1 - hits0 - misses0), D);
+		for (int i = 0; i < R; i++) {
+			if (it[i].handle != it[i % D].handle || !it[i].handle)
+				CHECK(0, "item %d: handle %llu", i,
+				      (unsigned long long)it[i].handle);
+			if (it[i].status != (i < D ? UNIQD_CREATED : UNIQD_CACHED))
+				CHECK(0, "item %d: status %u", i, it[i].status);
+		}
+
+		/*
+		 * Lookup of one absent key 600 times: absent keys are not cached,
+		 * so once per chunk (1 key + 256 repeats a chunk: 3 chunks).
+		 */
+		for (int i = 0; i < R; i++) {
+			it[i].data = "repeat-absent";
+			it[i].len = 13;
+		}
+		CHECK(kernel_counts(p, &hits0, &misses0) == 0, "stats");
+		n = uniqd_intern_many(p, it, R, UNIQD_NOCREATE);
+		CHECK(n == R, "%zu: %s", n, uniqd_last_error());
+		CHECK(kernel_counts(p, &hits1, &misses1) == 0 &&
+		      hits1 + misses1 - hits0 - misses0 == 3,
+		      "the kernel saw %llu keys, want 3",
+		      (unsigned long long)(hits1 + misses1 - hits0 - misses0));
+		for (int i = 0; i < R; i++)
+			if (it[i].handle || it[i].status != UNIQD_ABSENT)
+				CHECK(0, "item %d: %llu %u", i,
+				      (unsigned long long)it[i].handle, it[i].status);
+	}
+
 	th_case("digest") {
 		uint8_t d1[UNIQD_DIGEST_SIZE], d2[UNIQD_DIGEST_SIZE], d3[UNIQD_DIGEST_SIZE];
 		uniqd_pool *o = uniqd_open("lib.basic.other", UNIQD_OPEN_NEW);

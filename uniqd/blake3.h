@@ -106,6 +106,12 @@ struct uniqd_blake3_hasher {
 	u8 status;
 };
 
+/*
+ * An implementation (struct in blake3_impl.h): the functions without one
+ * use uniqd_blake3_impl_default(), the best the CPU has unless forced.
+ */
+struct uniqd_blake3_impl;
+
 void uniqd_blake3_init(struct uniqd_blake3_hasher *h);
 void uniqd_blake3_init_keyed(struct uniqd_blake3_hasher *h,
 			     const u8 key[UNIQD_BLAKE3_KEY_LEN]);
@@ -130,5 +136,26 @@ int uniqd_blake3_hash(const u8 *key, const void *data, size_t len, u8 *out,
 int uniqd_blake3_derive_key(const void *context, size_t context_len,
 			    const void *material, size_t len, u8 *out,
 			    size_t out_len);
+
+int uniqd_blake3_update_impl(const struct uniqd_blake3_impl *impl,
+			     struct uniqd_blake3_hasher *h, const void *data,
+			     size_t len);
+int uniqd_blake3_final_seek_impl(const struct uniqd_blake3_impl *impl,
+				 const struct uniqd_blake3_hasher *h,
+				 u64 offset, u8 *out, size_t out_len);
+int uniqd_blake3_finup_seek_impl(const struct uniqd_blake3_impl *impl,
+				 struct uniqd_blake3_hasher *h,
+				 const void *data, size_t len, u64 offset,
+				 u8 *out, size_t out_len);
+int uniqd_blake3_update_ext(const struct uniqd_blake3_impl *impl,
+			    struct uniqd_blake3_hasher *h, u32 *ext,
+			    unsigned int ext_slots, const void *data,
+			    size_t len);
+int uniqd_blake3_final_ext(const struct uniqd_blake3_impl *impl,
+			   const struct uniqd_blake3_hasher *h, u32 *ext,
+			   u8 *out, size_t out_len);
+int uniqd_blake3_hash_many(const struct uniqd_blake3_impl *impl,
+			   const u8 *key, const void *const *in,
+			   const size_t *len, size_t n, u8 *out);
 
 #endif /* UNIQD_BLAKE3_H */

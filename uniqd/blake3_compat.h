@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/cdefs.h>	/* __always_inline */
 
 typedef uint8_t u8;
 typedef uint16_t u16;
@@ -29,6 +30,13 @@ typedef uint64_t u64;
 #ifndef likely
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+#ifndef __aligned
+#define __aligned(x) B3_COMPAT_ATTR(__aligned__(x))
 #endif
 
 static inline u32 ror32(u32 word, unsigned int shift)

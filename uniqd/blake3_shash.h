@@ -1,13 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * "blake3" (driver "blake3-uniqd-generic") for the kernel crypto API, as an
- * shash with an optional 32-byte key. The module calls register at load and
- * unregister at unload.
+ * "blake3" for the kernel crypto API, with an optional 32-byte key: shash
+ * drivers "blake3-uniqd-generic", "-sse41", "-avx2", "-avx512" and the
+ * ahash "blake3-uniqd". The module calls register at load and unregister
+ * at unload.
  */
 #ifndef UNIQD_BLAKE3_SHASH_H
 #define UNIQD_BLAKE3_SHASH_H
 
+#include <linux/types.h>
+
+/* The tfm context of every "blake3" driver: the key, if one was set. */
+struct uniqd_blake3_tfm_ctx {
+	u8 key[32];
+	bool keyed;
+};
+
+int uniqd_blake3_ctx_setkey(struct uniqd_blake3_tfm_ctx *ctx, const u8 *key,
+			    unsigned int keylen);
+
+/* params.c: the blake3_impl module parameter ("auto" or a name). */
+extern char *uniqd_blake3_impl_param;
+
 int uniqd_blake3_shash_register(void);
 void uniqd_blake3_shash_unregister(void);
+
+/* blake3_ahash.c: the ahash driver, registered by the functions above. */
+int uniqd_blake3_ahash_register(void);
+void uniqd_blake3_ahash_unregister(void);
 
 #endif /* UNIQD_BLAKE3_SHASH_H */

@@ -11,7 +11,13 @@
 #include <linux/moduleparam.h>
 #include <linux/printk.h>
 
+#include "blake3_shash.h"
 #include "uniqd.h"
+
+char *uniqd_blake3_impl_param = "auto";
+module_param_named(blake3_impl, uniqd_blake3_impl_param, charp, 0444);
+MODULE_PARM_DESC(blake3_impl,
+		 "Best BLAKE3 implementation to register and use: auto (default), portable, sse41, avx2, avx512");
 
 unsigned int uniqd_max_pools = 1024;
 module_param_named(max_pools, uniqd_max_pools, uint, 0444);

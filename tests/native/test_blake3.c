@@ -15,8 +15,12 @@
  * tests/data/blake3_test_vectors.json and ../shared/data/blake3/
  * test_vectors.json (relative to the repo root) that exists.
  *
- * Build: gcc -O2 -Wall -Wextra -Iuniqd -Itests tests/native/test_blake3.c \
- *	uniqd/blake3.c -o build/native/test_blake3
+ * Every implementation this CPU can run (portable, SSE4.1, AVX2, AVX-512)
+ * is forced in turn for the vectors, and the lanes are checked against
+ * the portable code: mixed lengths, every lane count, keyed and unkeyed.
+ *
+ * Build: make build/native/test_blake3 (uniqd/blake3*.c but the shash,
+ * the SIMD files with their -m flags)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +51,15 @@ static const unsigned long long user_stream_max = UNIQD_BLAKE3_STREAM_MAX_LEN;
 #define uniqd_blake3_finup_seek kb3_finup_seek
 #define uniqd_blake3_hash kb3_hash
 #define uniqd_blake3_derive_key kb3_derive_key
+#define uniqd_blake3_update_ext kb3_update_ext
+#define uniqd_blake3_final_ext kb3_final_ext
+#define uniqd_blake3_compress_portable kb3_compress_portable
+#define uniqd_blake3_hash_many_portable kb3_hash_many_portable
+#define uniqd_blake3_portable kb3_portable
+#define uniqd_blake3_update_impl kb3_update_impl
+#define uniqd_blake3_final_seek_impl kb3_final_seek_impl
+#define uniqd_blake3_finup_seek_impl kb3_finup_seek_impl
+#define uniqd_blake3_hash_many kb3_hash_many
 #include "blake3.c"
 #undef uniqd_blake3_hasher
 #undef uniqd_blake3_init
@@ -59,6 +72,15 @@ static const unsigned long long user_stream_max = UNIQD_BLAKE3_STREAM_MAX_LEN;
 #undef uniqd_blake3_finup_seek
 #undef uniqd_blake3_hash
 #undef uniqd_blake3_derive_key
+#undef uniqd_blake3_update_ext
+#undef uniqd_blake3_final_ext
+#undef uniqd_blake3_compress_portable
+#undef uniqd_blake3_hash_many_portable
+#undef uniqd_blake3_portable
+#undef uniqd_blake3_update_impl
+#undef uniqd_blake3_final_seek_impl
+#undef uniqd_blake3_finup_seek_impl
+#undef uniqd_blake3_hash_many
 
 static const unsigned long long kern_stream_max = UNIQD_BLAKE3_STREAM_MAX_LEN;
 static const unsigned long long kern_finup_max = UNIQD_BLAKE3_FINUP_MAX_LEN;
@@ -833,11 +855,159 @@ static void test_misc(void)
 	}
 }
 
+
+/* ---- the lanes and the compression function of each implementation ---- */
+/* The portable primitives are those of the kernel-configured copy (kb3_). */
+static u64 lane_rng = 0x243f6a8885a308d3ULL;
+
+static void fill_random(void *p, size_t n)
+{
+	u8 *b = p;
+
+	while (n--)
+		*b++ = (u8)(rng_next(&lane_rng) >> 32);
+}
+
+static void test_compress(const struct uniqd_blake3_impl *impl)
+{
+	u32 cv[8], m[16], want[16], got[16];
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		u64 ctr = rng_next(&lane_rng);
+		u32 bl = (u32)(ctr % 65), fl = (u32)(ctr >> 32) & 0x7f;
+
+		fill_random(cv, sizeof(cv));
+		fill_random(m, sizeof(m));
+		kb3_compress_portable(want, cv, m, ctr, bl, fl);
+		impl->compress(got, cv, m, ctr, bl, fl);
+		CHECK(!memcmp(got, want, sizeof(want)), "%s compress %d",
+		      impl->name, i);
+	}
+}
+
+/*
+ * The primitive: n = 1 .. lanes + 1 jobs of mixed kinds in one call
+ * (chunks of every awkward length, root or not, keyed or not, parents),
+ * against the portable jobs one by one.
+ */
+static void test_hash_many_jobs(const struct uniqd_blake3_impl *impl)
+{
+	static const u32 lens[] = { 0, 1, 63, 64, 65, 127, 128, 129, 511,
+				    1000, 1023, 1024 };
+	struct uniqd_blake3_job jobs[UNIQD_BLAKE3_MAX_LANES];
+	u8 want[UNIQD_BLAKE3_MAX_LANES][32], got[UNIQD_BLAKE3_MAX_LANES][32];
+	static u8 data[UNIQD_BLAKE3_MAX_LANES][1024];
+	u32 key[8];
+	unsigned int n, i, round;
+
+	for (round = 0; round < 40; round++) {
+		for (n = 1; n <= impl->lanes; n++) {
+			fill_random(data, sizeof(data));
+			fill_random(key, sizeof(key));
+			for (i = 0; i < n; i++) {
+				u64 r = rng_next(&lane_rng);
+				struct uniqd_blake3_job *j = &jobs[i];
+
+				j->in = data[i];
+				j->counter = r & 1 ? r >> 20 : 0;
+				if ((r >> 8) % 5 == 0) {
+					j->len = 64;
+					j->flags = B3_PARENT;
+					j->flags_start = 0;
+					j->flags_end = r & 2 ? B3_ROOT : 0;
+				} else {
+					j->len = (r >> 8) % 3 ?
+						 lens[(r >> 12) % 12] :
+						 (u32)((r >> 12) % 1025);
+					j->flags = r & 4 ? B3_KEYED_HASH : 0;
+					j->flags_start = B3_CHUNK_START;
+					j->flags_end = B3_CHUNK_END |
+						       (r & 2 ? B3_ROOT : 0);
+				}
+			}
+			memset(got, 0, sizeof(got));
+			kb3_hash_many_portable(jobs, n, key, want[0]);
+			impl->hash_many(jobs, n, key, got[0]);
+			for (i = 0; i < n; i++)
+				CHECK(!memcmp(got[i], want[i], 32),
+				      "%s n %u lane %u len %u flags %x/%x/%x",
+				      impl->name, n, i, jobs[i].len,
+				      jobs[i].flags, jobs[i].flags_start,
+				      jobs[i].flags_end);
+		}
+	}
+}
+
+/*
+ * uniqd_blake3_hash_many(): every official vector's input in one call, in
+ * two orders and keyed and unkeyed, then random mixes of lengths (0, 1,
+ * 63, 64, 65, 1023, 1024, 1025, several chunks) in every count up to three
+ * times the lanes.
+ */
+static void test_hash_many_api(const struct uniqd_blake3_impl *impl)
+{
+	static const size_t lens[] = { 0, 1, 63, 64, 65, 1023, 1024, 1025,
+				       2048, 3073, 5 * 1024 + 7, 16384,
+				       17 * 1024 + 1 };
+	const void *in[MAX_CASES + 48];
+	size_t len[MAX_CASES + 48];
+	u8 (*out)[32] = calloc(MAX_CASES + 48, 32);
+	u8 want[32];
+	int i, k, rev, keyed, ret;
+
+	CHECK(out, "out of memory");
+	if (!out)
+		return;
+	for (keyed = 0; keyed < 2; keyed++) {
+		for (rev = 0; rev < 2; rev++) {
+			for (i = 0; i < ncases; i++) {
+				k = rev ? ncases - 1 - i : i;
+				in[i] = input(cases[k].input_len);
+				len[i] = cases[k].input_len;
+			}
+			ret = uniqd_blake3_hash_many(impl,
+						     keyed ? vec_key : NULL,
+						     in, len, ncases, out[0]);
+			CHECK(ret == 0, "%s ret %d", impl->name, ret);
+			for (i = 0; i < ncases; i++) {
+				k = rev ? ncases - 1 - i : i;
+				CHECK_BYTES(out[i],
+					    cases[k].out[keyed ? M_KEYED : M_HASH],
+					    32, "%s %s vector len %zu",
+					    impl->name, keyed ? "keyed" : "hash",
+					    len[i]);
+			}
+		}
+	}
+	for (k = 1; k <= (int)impl->lanes * 3; k++) {
+		for (i = 0; i < k; i++) {
+			u64 r = rng_next(&lane_rng);
+
+			len[i] = r & 1 ? lens[(r >> 8) % 13] : (r >> 8) % 1100;
+			in[i] = input(len[i] + 3) + (r >> 40) % 3;
+		}
+		keyed = k & 1;
+		ret = uniqd_blake3_hash_many(impl, keyed ? vec_key : NULL, in,
+					     len, k, out[0]);
+		CHECK(ret == 0, "%s ret %d", impl->name, ret);
+		for (i = 0; i < k; i++) {
+			uniqd_blake3_hash_many(uniqd_blake3_impl_nth(0),
+					       keyed ? vec_key : NULL, &in[i],
+					       &len[i], 1, want);
+			CHECK_BYTES(out[i], want, 32, "%s n %d input %d len %zu",
+				    impl->name, k, i, len[i]);
+		}
+	}
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : getenv("BLAKE3_VECTORS");
 	char why[512] = "", name[80];
 	int loaded = -1, i, m;
+	unsigned int k;
 
 	if (!path || !*path) {
 		path = "tests/data/blake3_test_vectors.json";
@@ -879,13 +1049,75 @@ int main(int argc, char **argv)
 		}
 	}
 
-	for (i = 0; i < (loaded ? 0 : ncases); i++) {
-		for (m = M_HASH; m <= M_DERIVE; m++) {
-			snprintf(name, sizeof(name), "vector.%s.len%zu",
-				 mode_name[m], cases[i].input_len);
-			th_case(name)
-				test_vector(&cases[i], m);
+	/* Each implementation in turn, as the default of the plain API. */
+	for (k = 0; uniqd_blake3_impl_nth(k); k++) {
+		const struct uniqd_blake3_impl *impl = uniqd_blake3_impl_nth(k);
+
+		if (!uniqd_blake3_impl_usable(impl)) {
+			snprintf(why, sizeof(why), "this CPU cannot run %s",
+				 impl->name);
+			th_skip(impl->name, why);
+			continue;
 		}
+		th_case("force") {
+			CHECK(uniqd_blake3_impl_force(impl->name) == 0 &&
+			      uniqd_blake3_impl_default() == impl,
+			      "cannot force %s", impl->name);
+		}
+		for (i = 0; i < (loaded ? 0 : ncases); i++) {
+			for (m = M_HASH; m <= M_DERIVE; m++) {
+				snprintf(name, sizeof(name),
+					 "vector.%s.%s.len%zu", impl->name,
+					 mode_name[m], cases[i].input_len);
+				th_case(name)
+					test_vector(&cases[i], m);
+			}
+		}
+		snprintf(name, sizeof(name), "compress.%s", impl->name);
+		th_case(name)
+			test_compress(impl);
+		snprintf(name, sizeof(name), "hash_many_jobs.%s", impl->name);
+		th_case(name)
+			test_hash_many_jobs(impl);
+		snprintf(name, sizeof(name), "hash_many.%s", impl->name);
+		th_case(name) {
+			CHECK(!loaded, "no vectors loaded");
+			if (!loaded)
+				test_hash_many_api(impl);
+		}
+	}
+	/* The kernel's ahash state: the hasher plus 24 caller-owned slots. */
+	th_case("update_ext_past_stream_bound") {
+		static u32 ext[24][8];
+		size_t len = 3 * kern_stream_max + 1234, pos = 0, n;
+		struct kb3_hasher kh;
+		u8 want[32], got[32];
+		u64 rng = 42;
+		int ret = 0;
+
+		kb3_init(&kh);
+		while (!ret && pos < len) {
+			n = rng_piece(&rng);
+			if (n > len - pos)
+				n = len - pos;
+			ret = kb3_update_ext(uniqd_blake3_impl_best(), &kh,
+					     ext[0], 24, input(len) + pos, n);
+			pos += n;
+		}
+		CHECK(ret == 0, "update_ext ret %d at %zu", ret, pos);
+		ret = kb3_final_ext(uniqd_blake3_impl_best(), &kh, ext[0], got,
+				    32);
+		uniqd_blake3_hash(NULL, input(len), len, want, 32);
+		CHECK(ret == 0 && !memcmp(got, want, 32), "ret %d %s", ret,
+		      hexs(got, 32));
+	}
+
+	th_case("force_unknown") {
+		CHECK(uniqd_blake3_impl_force("nonesuch") == -ENOENT,
+		      "unknown name accepted");
+		CHECK(uniqd_blake3_impl_force("auto") == 0 &&
+		      uniqd_blake3_impl_default() == uniqd_blake3_impl_best(),
+		      "auto is not the best");
 	}
 
 	test_xof_far();

@@ -329,6 +329,29 @@ uint64_t uniqd_lookup(uniqd_pool *pool, uint32_t class_id, const void *data,
 
 /* Keys per kernel call: on the stack, so bounded below UNIQD_BATCH_MAX. */
 #define UQ_CHUNK 256
+/* Slots of the per-chunk table of keys already gathered (a power of 2). */
+#define UQ_SEEN (2 * UQ_CHUNK)
+
+/*
+ * Items of a chunk that repeat a key gathered earlier in the same chunk
+ * take that key's answer: items[i + dup_item[d]] repeats keys[dup_of[d]].
+ * Fill those before position @limit (relative to the chunk), whose first
+ * occurrence has its answer by then.
+ */
+static void uq_fill_dups(struct uniqd_item *items, const uint32_t *map,
+			 const uint32_t *dup_item, const uint32_t *dup_of,
+			 uint32_t ndup, size_t limit)
+{
+	for (uint32_t d = 0; d < ndup; d++) {
+		struct uniqd_item *it = &items[dup_item[d]];
+		const struct uniqd_item *first = &items[map[dup_of[d]]];
+
+		if (dup_item[d] >= limit)
+			continue;
+		it->handle = first->handle;
+		it->status = first->handle ? UNIQD_CACHED : UNIQD_ABSENT;
+	}
+}
 
 size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 			 size_t count, unsigned int flags)
@@ -337,7 +360,8 @@ size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 	bool use_cache = !(flags & UNIQD_NOCACHE);
 	struct uniqd_key keys[UQ_CHUNK];
 	uint64_t hashes[UQ_CHUNK];
-	uint32_t map[UQ_CHUNK];
+	uint32_t map[UQ_CHUNK], dup_item[UQ_CHUNK], dup_of[UQ_CHUNK];
+	uint16_t seen[UQ_SEEN];
 	struct uq_cache *c = NULL;
 	uint32_t chunk;
 	size_t i = 0;
@@ -356,12 +380,20 @@ size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 
 	while (i < count) {
 		struct uniqd_batch b;
-		uint32_t n = 0;
+		uint32_t n = 0, ndup = 0;
 		size_t j;
 
-		/* Answer what the cache knows; gather the rest for the kernel. */
-		for (j = i; j < count && n < chunk; j++) {
+		/*
+		 * Answer what the cache knows; gather the rest for the kernel,
+		 * each distinct key once: the cache learns a chunk's keys only
+		 * when the chunk returns, so a key repeated within it would
+		 * otherwise go to the kernel every time.
+		 */
+		if (c && use_cache)
+			memset(seen, 0, sizeof(seen));
+		for (j = i; j < count && n < chunk && ndup < UQ_CHUNK; j++) {
 			struct uniqd_item *it = &items[j];
+			uint32_t slot = 0;
 			uint64_t hash = 0;
 
 			it->status = 0;
@@ -387,6 +419,25 @@ size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 						it->status = UNIQD_CACHED;
 						continue;
 					}
+					slot = (uint32_t)hash & (UQ_SEEN - 1);
+					while (seen[slot]) {
+						uint32_t k = seen[slot] - 1u;
+
+						if (hashes[k] == hash &&
+						    keys[k].class_id == it->class_id &&
+						    keys[k].len == it->len &&
+						    !memcmp((const void *)(uintptr_t)keys[k].data,
+							    it->data, it->len))
+							break;
+						slot = (slot + 1) & (UQ_SEEN - 1);
+					}
+					if (seen[slot]) {
+						c->hits++;
+						dup_item[ndup] = (uint32_t)(j - i);
+						dup_of[ndup++] = seen[slot] - 1u;
+						continue;
+					}
+					seen[slot] = (uint16_t)(n + 1);
 				}
 				c->misses++;
 			}
@@ -447,6 +498,8 @@ fail:
 			}
 			if (b.done >= n)
 				b.done = n - 1;
+			uq_fill_dups(items + i, map, dup_item, dup_of, ndup,
+				     map[b.done]);
 			uq_fail(UQ_CALL_BATCH, err, &(struct uq_failure){
 				.pool = pool, .num = keys[b.done].class_id,
 				.limit = err == EMSGSIZE ? pool->max_key_len : 0 });
@@ -459,6 +512,8 @@ fail:
 			it->handle = keys[k].handle;
 			if (!keys[k].handle) {
 				if (!lookup) {	/* the ABI promises non-zero */
+					uq_fill_dups(items + i, map, dup_item,
+						     dup_of, ndup, map[k]);
 					uq_fail(UQ_CALL_BATCH, EPROTO,
 						&(struct uq_failure){ .pool = pool });
 					return i + map[k];
@@ -473,6 +528,7 @@ fail:
 					     it->data, (uint32_t)it->len, hashes[k],
 					     keys[k].handle);
 		}
+		uq_fill_dups(items + i, map, dup_item, dup_of, ndup, j - i);
 		i = j;
 	}
 	return count;

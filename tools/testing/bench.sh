@@ -80,7 +80,7 @@ fi
 # ---- what the benchmarks need from Debian ---------------------------------
 "$top/tools/deps.sh" || exit 1
 need=()
-for p in redis-server gnuplot-nox python3 openssl; do
+for p in redis-server gnuplot-nox python3 openssl b3sum; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		need+=("$p")
 done
@@ -140,7 +140,10 @@ if has host; then
 		# The kernel's hashes are not reachable here; OpenSSL's are the
 		# closest native reference (SHA-256 with SHA-NI where the CPU has
 		# it), next to uniqd's own BLAKE3 built for userspace.
+		# Every implementation against OpenSSL and Debian's b3sum, kept
+		# whole in blake3-native.txt (Documentation/blake3.rst).
 		"$B/native-bench/bench_blake3_native" 0.3 2>/dev/null |
+			tee "$out/blake3-native.txt" |
 			awk '$1 == "keyed" { print "UBENCH host-hash alg=blake3-uniqd size=" $2 " mbps=" $6 }'
 		for n in 16 64 1024 4096 65536; do
 			for a in sha256 blake2b512; do

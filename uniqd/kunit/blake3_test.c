@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit: BLAKE3 through the kernel crypto API, as uniqd.ko registered it
- * ("blake3", driver "blake3-uniqd-generic"): every official test vector in
- * hash and keyed_hash mode, one-shot, streamed in uneven pieces and with
- * finup(); setkey, export/import and the streaming bound. Then keys.c,
+ * ("blake3", one driver per implementation the CPU can run: generic and,
+ * on x86-64, sse41, avx2, avx512): every official test vector in hash and
+ * keyed_hash mode through every driver, one-shot, streamed in uneven
+ * pieces and with finup(); "blake3" is the best driver; setkey,
+ * export/import and the streaming bound. Then keys.c,
  * which derives the table keys and DIGEST from it.
  *
  * blake3_vectors.h is tests/blake3_vectors.h (tools/b3sum/gen_vectors.py's
@@ -18,6 +20,10 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
+#ifdef CONFIG_X86_64
+#include <asm/cpufeature.h>
+#include <asm/fpu/api.h>
+#endif
 
 #include "blake3.h"
 #include "blake3_vectors.h"
@@ -50,10 +56,46 @@ static void uk_free_tfm(void *tfm)
 	crypto_free_shash(tfm);
 }
 
-/* A "blake3" tfm freed when the test ends; keyed with the vectors' key. */
-static struct crypto_shash *uk_tfm(struct kunit *test, bool keyed)
+/*
+ * uniqd's drivers, slowest first, and whether this CPU runs each: the
+ * same questions blake3_impl.c asks, asked again here so that a driver
+ * missing for no reason fails the test.
+ */
+static const char *const uk_drivers[] = {
+	"blake3-uniqd-generic",
+#ifdef CONFIG_X86_64
+	"blake3-uniqd-sse41",
+	"blake3-uniqd-avx2",
+	"blake3-uniqd-avx512",
+#endif
+};
+
+static bool uk_cpu_runs(unsigned int i)
 {
-	struct crypto_shash *tfm = crypto_alloc_shash("blake3", 0, 0);
+#ifdef CONFIG_X86_64
+	switch (i) {
+	case 1:
+		return boot_cpu_has(X86_FEATURE_XMM4_1) &&
+		       boot_cpu_has(X86_FEATURE_SSSE3);
+	case 2:
+		return boot_cpu_has(X86_FEATURE_AVX2) &&
+		       cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM,
+					 NULL);
+	case 3:
+		return boot_cpu_has(X86_FEATURE_AVX512F) &&
+		       boot_cpu_has(X86_FEATURE_AVX512VL) &&
+		       cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM |
+					 XFEATURE_MASK_AVX512, NULL);
+	}
+#endif
+	return i == 0;
+}
+
+/* A tfm of @alg freed when the test ends; keyed with the vectors' key. */
+static struct crypto_shash *uk_tfm_of(struct kunit *test, const char *alg,
+				      bool keyed)
+{
+	struct crypto_shash *tfm = crypto_alloc_shash(alg, 0, 0);
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL_MSG(test, tfm,
 					 "is uniqd.ko loaded? (%d)",
@@ -64,6 +106,11 @@ static struct crypto_shash *uk_tfm(struct kunit *test, bool keyed)
 		KUNIT_ASSERT_EQ(test, crypto_shash_setkey(tfm, BLAKE3_VECTOR_KEY,
 							  32), 0);
 	return tfm;
+}
+
+static struct crypto_shash *uk_tfm(struct kunit *test, bool keyed)
+{
+	return uk_tfm_of(test, "blake3", keyed);
 }
 
 static void uk_unhex(struct kunit *test, const char *hex, u8 out[32])
@@ -124,24 +171,59 @@ static void uk_check_digest(struct kunit *test, struct crypto_shash *tfm,
 	shash_desc_zero(desc);
 }
 
-static void blake3_hash_vectors(struct kunit *test)
+/* The vector through every driver this CPU runs. */
+static void uk_check_drivers(struct kunit *test,
+			     const struct blake3_vector *v, bool keyed)
 {
-	const struct blake3_vector *v = test->param_value;
-	struct crypto_shash *tfm = uk_tfm(test, false);
+	struct crypto_shash *tfm;
+	unsigned int i;
 	u8 want[32];
 
-	uk_unhex(test, v->hash, want);
-	uk_check_digest(test, tfm, v->input_len, want);
+	uk_unhex(test, keyed ? v->keyed_hash : v->hash, want);
+	for (i = 0; i < ARRAY_SIZE(uk_drivers); i++) {
+		if (!uk_cpu_runs(i))
+			continue;
+		tfm = uk_tfm_of(test, uk_drivers[i], keyed);
+		uk_check_digest(test, tfm, v->input_len, want);
+	}
+}
+
+static void blake3_hash_vectors(struct kunit *test)
+{
+	uk_check_drivers(test, test->param_value, false);
 }
 
 static void blake3_keyed_vectors(struct kunit *test)
 {
-	const struct blake3_vector *v = test->param_value;
-	struct crypto_shash *tfm = uk_tfm(test, true);
-	u8 want[32];
+	uk_check_drivers(test, test->param_value, true);
+}
 
-	uk_unhex(test, v->keyed_hash, want);
-	uk_check_digest(test, tfm, v->input_len, want);
+/*
+ * Every driver this CPU runs is registered and no other; "blake3" is the
+ * best of them.
+ */
+static void blake3_drivers(struct kunit *test)
+{
+	struct crypto_shash *tfm;
+	unsigned int i, best = 0;
+
+	for (i = 0; i < ARRAY_SIZE(uk_drivers); i++) {
+		tfm = crypto_alloc_shash(uk_drivers[i], 0, 0);
+		if (uk_cpu_runs(i)) {
+			best = i;
+			KUNIT_EXPECT_FALSE_MSG(test, IS_ERR(tfm), "%s: %ld",
+					       uk_drivers[i], PTR_ERR(tfm));
+		} else {
+			KUNIT_EXPECT_EQ_MSG(test, PTR_ERR_OR_ZERO(tfm),
+					    (long)-ENOENT, "%s",
+					    uk_drivers[i]);
+		}
+		if (!IS_ERR(tfm))
+			crypto_free_shash(tfm);
+	}
+	tfm = uk_tfm(test, false);
+	KUNIT_EXPECT_STREQ(test, crypto_shash_driver_name(tfm),
+			   uk_drivers[best]);
 }
 
 /* What the crypto API found is uniqd.ko's shash, with the right shape. */
@@ -151,8 +233,6 @@ static void blake3_registered(struct kunit *test)
 	struct module *owner = crypto_shash_alg(tfm)->base.cra_module;
 
 	KUNIT_EXPECT_STREQ(test, crypto_shash_alg_name(tfm), "blake3");
-	KUNIT_EXPECT_STREQ(test, crypto_shash_driver_name(tfm),
-			   "blake3-uniqd-generic");
 	KUNIT_ASSERT_NOT_NULL(test, owner);
 	KUNIT_EXPECT_STREQ(test, module_name(owner), "uniqd");
 	KUNIT_EXPECT_EQ(test, crypto_shash_digestsize(tfm), 32U);
@@ -243,6 +323,7 @@ static void blake3_stream_limit(struct kunit *test)
 
 static struct kunit_case uniqd_blake3_cases[] = {
 	KUNIT_CASE(blake3_registered),
+	KUNIT_CASE(blake3_drivers),
 	KUNIT_CASE_PARAM(blake3_hash_vectors, uk_vector_gen_params),
 	KUNIT_CASE_PARAM(blake3_keyed_vectors, uk_vector_gen_params),
 	KUNIT_CASE(blake3_setkey),

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BLAKE3 with AVX-512F/VL: 16 lanes. Compiled with the instruction set's -m flags
+ * (Kbuild, mk/b3sum.mk); called only after the CPU was checked for them,
+ * and in the kernel only inside kernel_fpu_begin()/end() (blake3_impl.c).
+ */
+#ifdef __KERNEL__
+#include <linux/string.h>
+#endif
+
+#define B3_ISA		avx512
+#define B3_LANES	16
+#define B3_HAVE_ROR	1
+#include "blake3_simd.h"
