@@ -395,6 +395,7 @@ size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 			struct uniqd_item *it = &items[j];
 			uint32_t slot = 0;
 			uint64_t hash = 0;
+			bool fresh = false;
 
 			it->status = 0;
 			it->handle = 0;
@@ -437,7 +438,7 @@ size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 						dup_of[ndup++] = seen[slot] - 1u;
 						continue;
 					}
-					seen[slot] = (uint16_t)(n + 1);
+					fresh = true;
 				}
 				c->misses++;
 			}
@@ -455,6 +456,9 @@ size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 					continue;
 				}
 			}
+			/* Remembered only once it goes to the kernel as keys[n]. */
+			if (fresh)
+				seen[slot] = (uint16_t)(n + 1);
 			memset(&keys[n], 0, sizeof(keys[n]));
 			keys[n].class_id = it->class_id;
 			keys[n].data = (uintptr_t)it->data;
