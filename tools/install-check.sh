@@ -82,7 +82,7 @@ fi
 
 others=$(nm -D --defined-only "$p/lib/libuniqd.so.$ver" | awk '$2 != "A" {print $3}' |
 	 sed 's/@.*//' | grep -v '^uniqd_' | tr '\n' ' ')
-if [ -z "$others" ] && nm -D --defined-only "$p/lib/libuniqd.so.$ver" | grep -q ' uniqd_intern@@LIBUNIQD_1'; then
+if [ -z "$others" ] && nm -D --defined-only "$p/lib/libuniqd.so.$ver" | grep ' uniqd_intern@@LIBUNIQD_1' >/dev/null; then
 	ok exports
 else
 	bad exports "exported beyond uniqd_*: '$others' (or no versioned uniqd_intern)"
@@ -162,7 +162,7 @@ for kind in example example-static; do
 	fi
 done
 if [ -x "$work/example" ] &&
-   LD_LIBRARY_PATH=$p/lib ldd "$work/example" | grep -q "libuniqd.so.1 => $p/lib/libuniqd.so.1"; then
+   LD_LIBRARY_PATH=$p/lib ldd "$work/example" | grep "libuniqd.so.1 => $p/lib/libuniqd.so.1" >/dev/null; then
 	ok example-links-installed
 else
 	bad example-links-installed "$(LD_LIBRARY_PATH=$p/lib ldd "$work/example" 2>&1 | grep uniqd)"
@@ -179,7 +179,7 @@ for f in "$p"/share/man/man*/*; do
 		[ -e "$p/share/man/$t" ] || manbad+="$(basename "$f") -> missing $t; "
 	fi
 done
-if [ -z "$manbad" ] && MANWIDTH=80 man -M "$p/share/man" uniqd_lookup 2>/dev/null | grep -q 'uniqd_intern_many'; then
+if [ -z "$manbad" ] && MANWIDTH=80 man -M "$p/share/man" uniqd_lookup 2>/dev/null | grep 'uniqd_intern_many' >/dev/null; then
 	ok man
 else
 	bad man "${manbad:-man -M cannot show uniqd_lookup}"
