@@ -76,7 +76,8 @@ for p in $parts; do
 		note "ub_corpus"
 		crounds=3
 		[ -n "$quick" ] && crounds=1
-		"$BIN/ub_corpus" --rounds "$crounds" --procs "1 2 4" "$D/corpus.bin" ||
+		"$BIN/ub_corpus" --rounds "$crounds" --procs "1 2 4" \
+			${corpus_modes:+--modes "$corpus_modes"} "$D/corpus.bin" ||
 			out "error ub_corpus exit $?" ;;
 	memory)
 		note "ub_memory"

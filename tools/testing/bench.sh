@@ -28,7 +28,8 @@
 #                 zero-copy resolve, INTERN creating vs present, 1 and 2
 #                 processes); its probe also runs natively in "host"
 #
-# UNIQD_BENCH_PARTS and UNIQD_BENCH_ROUNDS set the defaults. --quick: fewer
+# UNIQD_BENCH_PARTS and UNIQD_BENCH_ROUNDS set the defaults;
+# UNIQD_BENCH_CORPUS_MODES limits the corpus to some modes (ub_corpus --modes). --quick: fewer
 # rounds and smaller sizes, to try the machinery (figures mean less).
 # --report-only: rewrite the report from the last run's raw results.
 # --wait-quiet: before measuring, wait up to SECONDS for the host's 1-minute
@@ -166,6 +167,7 @@ if [ -n "$vmparts" ]; then
 	rounds=$rounds
 	nkeys=$nkeys
 	quick=$quick
+	corpus_modes="${UNIQD_BENCH_CORPUS_MODES:-}"
 	EOF
 	say "bench VM: parts$vmparts; $rounds rounds (log: $out/vm/console.log)"
 	"$top/tools/bench/mkinitramfs-bench.sh" --out "$B/bench-vm/initrd.gz" \
