@@ -17,8 +17,10 @@ rm -rf "$out/src"
 mkdir -p "$out/src"
 cp "$top"/uniqd/bench/Kbuild "$top"/uniqd/bench/*.[ch] "$top/uniqd/table.c" \
 	"$top/uniqd/table.h" "$top/uniqd/keys.c" "$top/uniqd/keys.h" \
-	"$top/uniqd/uniqd.h" "$top/uniqd/blake3.c" "$top/uniqd/blake3.h" \
-	"$top/uniqd/blake3_compat.h" "$out/src/"
+	"$top/uniqd/uniqd.h" "$top"/uniqd/blake3*.[ch] "$top/uniqd/blake3.kbuild" \
+	"$out/src/"
+# The crypto API glue of uniqd.ko is not the bench's.
+rm -f "$out/src/blake3_shash.c" "$out/src/blake3_ahash.c"
 # keys.h and uniqd.h include <uapi/linux/uniqd.h>: this tree's copy.
 mkdir -p "$out/src/include/uapi/linux"
 cp "$top/include/uapi/linux/uniqd.h" "$out/src/include/uapi/linux/"
