@@ -25,7 +25,9 @@
  *
  * --host runs natively on the host, where the module cannot be loaded: an
  * index is built in memory by the rules of index.c and probed by libuniqd's
- * own probe (map.c): the probe against getppid() without TCG.
+ * own probe (map.c): the probe against getppid() without TCG; and the
+ * index hash alone (maphash_16/64), to set beside keyed BLAKE3 (ub_micro's
+ * blake3_16/64).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -215,6 +217,21 @@ static void scale(const char *what, int (*run)(void *, uint64_t), int procs,
 
 static uniqd_pool host_pool;
 
+/* The index hash alone, of @ctx bytes: what a probe pays before memory. */
+static int run_maphash(void *ctx, uint64_t ops)
+{
+	uint8_t buf[64];
+	uint32_t len = (uint32_t)(uintptr_t)ctx;
+	uint64_t h = 0;
+
+	memset(buf, 'k', sizeof(buf));
+	while (ops--) {
+		h = uniqd_maphash(h, 42, 1, buf, len);
+		buf[0] ^= (uint8_t)h;
+	}
+	return 0;
+}
+
 static int run_probe(void *ctx, uint64_t ops)
 {
 	for (uint64_t i = 0; i < ops; i++) {
@@ -317,9 +334,11 @@ static int host(unsigned int rounds)
 			{ .name = "syscall_getppid", .run = run_getppid, .ctx = NULL, .unit = 64 },
 			{ .name = "map_probe", .run = run_probe, .ctx = &c1, .unit = 64 },
 			{ .name = "inprocfast_hit", .run = run_local, .ctx = &inprocfast, .unit = 64 },
+			{ .name = "maphash_16", .run = run_maphash, .ctx = (void *)(uintptr_t)16, .unit = 64 },
+			{ .name = "maphash_64", .run = run_maphash, .ctx = (void *)(uintptr_t)64, .unit = 64 },
 		};
 
-		ub_compare(cases, 3, rounds, 200, 2);
+		ub_compare(cases, 5, rounds, 200, 2);
 	}
 	return 0;
 }
