@@ -29,7 +29,8 @@
 #                 processes); its probe also runs natively in "host"
 #
 # UNIQD_BENCH_PARTS and UNIQD_BENCH_ROUNDS set the defaults;
-# UNIQD_BENCH_CORPUS_MODES limits the corpus to some modes (ub_corpus --modes). --quick: fewer
+# UNIQD_BENCH_CORPUS_MODES limits the corpus to some modes (ub_corpus --modes);
+# UNIQD_BENCH_KERNEL runs the VM on another test kernel (default 6.12). --quick: fewer
 # rounds and smaller sizes, to try the machinery (figures mean less).
 # --report-only: rewrite the report from the last run's raw results.
 # --wait-quiet: before measuring, wait up to SECONDS for the host's 1-minute
@@ -94,8 +95,10 @@ if [ ${#need[@]} -gt 0 ]; then
 	} || { say "cannot install ${need[*]}"; exit 1; }
 fi
 
-read -r _ rel img kdir < <("$top/tools/testing/kernels.sh" | awk '$1 == "6.12"')
-[ -n "${kdir:-}" ] || { say "no Debian 6.12 kernel with headers (tools/deps.sh)"; exit 1; }
+# UNIQD_BENCH_KERNEL: another test kernel (6.12-rt, to see what RT costs).
+bk=${UNIQD_BENCH_KERNEL:-6.12}
+read -r _ rel img kdir < <("$top/tools/testing/kernels.sh" | awk -v k="$bk" '$1 == k')
+[ -n "${kdir:-}" ] || { say "no Debian $bk kernel with headers (tools/deps.sh)"; exit 1; }
 
 # ---- build ------------------------------------------------------------------
 rm -rf "$out"
@@ -103,8 +106,8 @@ mkdir -p "$out"
 log=$out/build.log
 say "building (log: $log)"
 {
-	"$top/tools/build-module.sh" "$kdir" "$B/bench-kmod/6.12" &&
-	"$top/tools/bench/build-bench-module.sh" "$kdir" "$B/bench-module/6.12" &&
+	"$top/tools/build-module.sh" "$kdir" "$B/bench-kmod/$bk" &&
+	"$top/tools/bench/build-bench-module.sh" "$kdir" "$B/bench-module/$bk" &&
 	make -s -C "$top" bench-progs bench-corpus build/native-bench/bench_blake3_native
 } > "$log" 2>&1 || { tail -n 30 "$log" >&2; say "build failed"; exit 1; }
 
@@ -171,8 +174,8 @@ if [ -n "$vmparts" ]; then
 	EOF
 	say "bench VM: parts$vmparts; $rounds rounds (log: $out/vm/console.log)"
 	"$top/tools/bench/mkinitramfs-bench.sh" --out "$B/bench-vm/initrd.gz" \
-		--module "$B/bench-kmod/6.12/src/uniqd.ko" --release "$rel" \
-		--bench-module "$B/bench-module/6.12/src/uniqd_bench.ko" \
+		--module "$B/bench-kmod/$bk/src/uniqd.ko" --release "$rel" \
+		--bench-module "$B/bench-module/$bk/src/uniqd_bench.ko" \
 		--bin "$B/bench-bin" --corpus "$B/bench-data/corpus.bin" --redis \
 		--settings "$out/settings" --timeout "$timeout" || exit 1
 	"$top/tools/testing/vm/run-vm.sh" --name bench --kernel "$img" \
