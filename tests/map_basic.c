@@ -27,24 +27,6 @@ static char *key(int i, char *buf)
 	return buf;
 }
 
-static int run_rmmod(void)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (!pid) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, 1);
-		dup2(null, 2);
-		execl("/bin/busybox", "rmmod", "uniqd", (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* Is @p in the words of the header that the ABI names? */
 static int scan_header(const struct ut_map *m, __u64 page)
 {
@@ -364,7 +346,7 @@ int main(int argc, char **argv)
 
 		close(fd);
 		CHECK(ut_map_find(&m, cls, "first", 5) != 0, "lost after close");
-		CHECK(run_rmmod() != 0, "rmmod succeeded while mapped");
+		CHECK(ut_rmmod() != 0, "rmmod succeeded while mapped");
 		f2 = ut_open();
 		CHECK_OK(ut_attach(f2, "map-basic", UNIQD_ATTACH_EXISTING));
 		close(f2);

@@ -11,31 +11,6 @@
 #include "harness.h"
 #include "uniqd_test.h"
 
-/* Run busybox's rmmod; its exit status. */
-static int run_rmmod(void)
-{
-	pid_t pid;
-	int st, null;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		null = open("/dev/null", O_WRONLY);
-		if (null >= 0) {
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		execl("/bin/busybox", "rmmod", "uniqd", (char *)NULL);
-		execl("/bin/rmmod", "rmmod", "uniqd", (char *)NULL);
-		_exit(127);
-	}
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static int module_loaded(void)
 {
 	return access("/sys/module/uniqd", F_OK) == 0;
@@ -50,7 +25,7 @@ int main(void)
 	th_case("rmmod is refused while a file is open") {
 		fd = ut_open();
 		CHECK(fd >= 0, "open: %s", strerror(errno));
-		rc = run_rmmod();
+		rc = ut_rmmod();
 		CHECK(rc != 0 && rc != 127, "rmmod exit status %d", rc);
 		CHECK(module_loaded(), "module gone");
 		/* The same through the system call: in use. */
@@ -64,7 +39,7 @@ int main(void)
 		CHECK(fd >= 0, "attach: %s", strerror(errno));
 		CHECK(ut_class(fd, "c") == 1, "class");
 		CHECK(ut_s(fd, 1, "x"), "intern");
-		rc = run_rmmod();
+		rc = ut_rmmod();
 		CHECK(rc != 0 && rc != 127, "rmmod exit status %d", rc);
 		CHECK(module_loaded(), "module gone");
 		/* Still working. */

@@ -262,6 +262,31 @@ static inline void ut_expected_digest(const char *name, const void *data,
 	uniqd_blake3_final(&h, out, UNIQD_DIGEST_SIZE);
 }
 
+/* Run busybox's rmmod on uniqd, its output discarded; its exit status. */
+static inline int ut_rmmod(void)
+{
+	pid_t pid;
+	int st, null;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		execl("/bin/busybox", "rmmod", "uniqd", (char *)NULL);
+		execl("/bin/rmmod", "rmmod", "uniqd", (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 /* libuniqd was told not to map pools (UNIQD_NOMAP). */
 static inline int ut_nomap(void)
 {
