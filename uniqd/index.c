@@ -92,7 +92,8 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2)
 void uniqd_map_index_add(struct uniqd_map *m, u32 class_id, const void *data,
 			 u32 len, u32 idx)
 {
-	u64 h = uniqd_maphash(m->seed[0], m->seed[1], class_id, data, len);
+	u64 h = uniqd_maphash(m->hdr->hash_seed[0], m->hdr->hash_seed[1],
+			      class_id, data, len);
 
 	mutex_lock(&m->lock);
 	if (!m->slots)

@@ -144,7 +144,7 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 		return -ENOMEM;
 	h = page_address(page);
 	m->hdr = h;
-	get_random_bytes(m->seed, sizeof(m->seed));
+	get_random_bytes(h->hash_seed, sizeof(h->hash_seed));
 	h->magic = UNIQD_MAP_MAGIC;
 	h->version = UNIQD_MAP_VERSION;
 	h->header_size = sizeof(*h);
@@ -152,8 +152,6 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	h->probe = UNIQD_MAP_PROBE;
 	h->map_size = (u64)m->map_pages << PAGE_SHIFT;
 	h->handle_base = 0;	/* set once the pool has its id */
-	h->hash_seed[0] = m->seed[0];
-	h->hash_seed[1] = m->seed[1];
 	h->entries_off = (u64)m->entries_pg << PAGE_SHIFT;
 	h->entries_cap = max_entries + 1;
 	h->index_off = (u64)m->index_pg << PAGE_SHIFT;

@@ -35,7 +35,6 @@ struct uniqd_map {
 	/* pgoff -> struct page *, for the fault handler (read under RCU). */
 	struct xarray pages;
 	struct uniqd_map_header *hdr;	/* page 0, in the direct map */
-	u64 seed[2];			/* copy of hdr->hash_seed */
 	pgoff_t map_pages;		/* hdr->map_size in pages */
 
 	pgoff_t entries_pg;		/* first page of each region */

@@ -945,7 +945,7 @@ static u32 uk_map_find(struct uniqd_map *m, u32 cls, const void *data, u32 len)
 		return 0;
 	mask = (1ULL << UNIQD_MAP_INDEX_LOG2(w)) - 1;
 	off = UNIQD_MAP_INDEX_OFF(w);
-	h = uniqd_maphash(m->seed[0], m->seed[1], cls, data, len);
+	h = uniqd_maphash(m->hdr->hash_seed[0], m->hdr->hash_seed[1], cls, data, len);
 	tag = h >> 32;
 	for (i = 0; i < UNIQD_MAP_PROBE; i++) {
 		u64 v = uk_map_word(m, off + 8 * ((tag + i) & mask));
