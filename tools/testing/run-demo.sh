@@ -6,6 +6,8 @@
 # several processes sharing one pool. Prints the demo's output.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# A fresh clone has no build/ yet: the summary goes there before anything is built.
+mkdir -p "$top/build"
 "$top/tools/testing/check.sh" --mode run --kernels "${UNIQD_RUN_KERNEL:-6.12}" > "$top/build/run-summary.txt" 2>&1
 rc=$?
 log=$(ls "$top"/build/run/*/console.log 2>/dev/null | head -n 1)
