@@ -16,8 +16,9 @@ GCC_PLUGIN_DIR := $(shell $(CC) -print-file-name=plugin)
 GCC_PLUGIN_SO := $(B)/gcc-plugin/uniqd.so
 GCC_PLUGIN_SRCS := $(wildcard tools/gcc-plugin/*.cc)
 GCC_PLUGIN_OBJS := $(patsubst tools/gcc-plugin/%.cc,$(B)/gcc-plugin/%.o,$(GCC_PLUGIN_SRCS))
-# GCC's headers are C++ and expect no RTTI (gcc-plugin.h, "Building a plugin").
-GCC_PLUGIN_CXXFLAGS := $(CPPFLAGS) $(CXXFLAGS) -std=gnu++17 -fno-rtti -fPIC \
+# GCC's headers are C++ and expect no RTTI; only plugin_init and
+# plugin_is_GPL_compatible are exported (the rest could interpose on cc1's).
+GCC_PLUGIN_CXXFLAGS := $(CPPFLAGS) $(CXXFLAGS) -std=gnu++17 -fno-rtti -fPIC -fvisibility=hidden \
 	-Wall -Wextra -Werror -I$(GCC_PLUGIN_DIR)/include -Itools/gcc-plugin \
 	-I$(LIBUNIQD_DIR) -I$(B)/include -Iinclude/uapi \
 	-DUNIQD_VERSION='"$(UNIQD_VERSION)"'
@@ -28,13 +29,13 @@ UNINSTALL_FILES += $(GCC_PLUGIN_DIR)/uniqd.so
 .PHONY: gcc-plugin install-gcc-plugin
 gcc-plugin: $(GCC_PLUGIN_SO)
 
-$(B)/gcc-plugin/%.o: tools/gcc-plugin/%.cc $(wildcard tools/gcc-plugin/*.h) $(LIBUNIQD_HDRS) \
+$(B)/gcc-plugin/%.o: tools/gcc-plugin/%.cc $(wildcard tools/gcc-plugin/*.h) $(LIBUNIQD_HDRS) mk/gcc-plugin.mk \
 		$(LIBUNIQD_DIR)/hash.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(GCC_PLUGIN_CXXFLAGS) -c $< -o $@
 
-# --exclude-libs: libuniqd's symbols stay inside the plugin, so that a cc1
-# that meets another libuniqd (a preloaded one) binds each to its own.
+# --exclude-libs: libuniqd's symbols stay inside the plugin too, so that a
+# cc1 that meets another libuniqd (a preloaded one) binds each to its own.
 $(GCC_PLUGIN_SO): $(GCC_PLUGIN_OBJS) $(LIBUNIQD_A)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -shared -fPIC -Wl,-z,relro -Wl,-z,now \

@@ -33,7 +33,8 @@
 #include "plugin.h"
 #include "layout.h"
 
-int plugin_is_GPL_compatible;
+/* The two symbols GCC looks up; everything else is hidden (-fvisibility). */
+__attribute__((visibility("default"))) int plugin_is_GPL_compatible;
 
 namespace {
 
@@ -230,6 +231,7 @@ void on_finish(void *, void *)
 
 } // namespace
 
+__attribute__((visibility("default")))
 int plugin_init(struct plugin_name_args *args, struct plugin_gcc_version *version)
 {
 	plugin_name = args->base_name;
