@@ -467,12 +467,12 @@ static void print_text(struct ctx *c)
 		}
 	}
 	if (c->nr)
-		printf("%zu tag%s with an ABI mismatch, %zu with names-only differences; "
-		       "%zu tags, %zu units checked\n", abi, abi == 1 ? "" : "s", names,
-		       c->tags, c->units);
+		printf("%zu tag%s with an ABI mismatch, %zu with names-only differences; ",
+		       abi, abi == 1 ? "" : "s", names);
 	else
-		printf("no tag has more than one layout; %zu tags, %zu units checked\n",
-		       c->tags, c->units);
+		printf("no tag has more than one layout; ");
+	printf("%zu tag%s, %zu unit%s checked\n", c->tags, c->tags == 1 ? "" : "s", c->units,
+	       c->units == 1 ? "" : "s");
 }
 
 static void print_json(struct ctx *c)
