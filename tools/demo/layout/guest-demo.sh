@@ -60,10 +60,14 @@ if [ "$rc" -eq 0 ]; then
 else
 	res "not ok layout.build: make exited $rc"
 fi
-# The plugin says so on stderr when it compiles a unit without uniqd.
-if grep -q '^uniqd plugin:' "$home/build.log"; then
-	res "not ok layout.plugin-active: $(grep -m1 '^uniqd plugin:' "$home/build.log")"
-elif [ -f "$plugin" ]; then
+# The plugin says so on stderr when it compiles a unit without uniqd, and
+# writes one stats line per unit it published.
+units=$(cat "$home/stats" 2>/dev/null | wc -l)
+if grep -q -e '^uniqd plugin:' -e 'cannot load plugin' "$home/build.log"; then
+	res "not ok layout.plugin-active: $(grep -m1 -e '^uniqd plugin:' -e 'cannot load plugin' "$home/build.log")"
+elif [ "$units" -ne 6 ]; then
+	res "not ok layout.plugin-active: $units of 6 units wrote stats"
+else
 	res "ok layout.plugin-active"
 fi
 
@@ -93,12 +97,13 @@ if [ -s "$home/stats" ]; then
 		{ n++; for (i = 2; i <= NF; i++) { split($i, kv, "="); s[kv[1]] += kv[2] } }
 		END { printf "%d %d %d %d %d %d\n", n, s["interns"], s["cached"], s["mapped"], s["syscalls"], s["created"] }' "$home/stats")
 	pct() { [ "$interns" -gt 0 ] && echo "$(( $1 * 1000 / interns / 10 )).$(( $1 * 1000 / interns % 10 ))%" || echo "-"; }
-	kernel=$((interns - cached - mapped))
-	say "$units units, $interns interns: the thread cache answered $cached ($(pct "$cached")), the mapping $mapped ($(pct "$mapped")), the kernel $kernel ($(pct "$kernel")) in $syscalls system calls, $created new entries"
-	if [ "$units" -eq 6 ] && [ "$interns" -gt 0 ]; then
+	# syscalls: the keys that went to the kernel (Documentation/gcc-plugin.rst).
+	say "$units units, $interns interns: the thread cache answered $cached ($(pct "$cached")), the mapping $mapped ($(pct "$mapped")), the kernel $syscalls ($(pct "$syscalls")), of which $created were new"
+	if [ "$units" -eq 6 ] && [ "$interns" -gt 0 ] &&
+	   [ $((cached + mapped + syscalls)) -eq "$interns" ]; then
 		res "ok layout.stats"
 	else
-		res "not ok layout.stats: $units stats lines (6 units), $interns interns"
+		res "not ok layout.stats: $units stats lines (6 units), $interns interns, $cached + $mapped + $syscalls answered"
 	fi
 else
 	res "not ok layout.stats: the plugin wrote no stats"

@@ -45,6 +45,11 @@ if [ -n "$ok" ]; then
 	mount -t sysfs sys "$r/sys"
 	mount -t devtmpfs dev "$r/dev"
 	mkdir -p "$r/dev/pts" "$r/dev/shm"
+	# What udev or systemd would add: bash's <(...) needs /dev/fd.
+	ln -sf /proc/self/fd "$r/dev/fd"
+	ln -sf /proc/self/fd/0 "$r/dev/stdin"
+	ln -sf /proc/self/fd/1 "$r/dev/stdout"
+	ln -sf /proc/self/fd/2 "$r/dev/stderr"
 	mount -t devpts devpts "$r/dev/pts"
 	mount -t tmpfs shm "$r/dev/shm"
 	mount -t tmpfs run "$r/run"
