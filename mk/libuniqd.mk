@@ -56,11 +56,19 @@ $(B)/lib/$(LIBUNIQD_SONAME): $(LIBUNIQD_SO)
 $(B)/lib/libuniqd.so: $(B)/lib/$(LIBUNIQD_SONAME)
 	ln -sf $(notdir $<) $@
 
-# The native test of the library runs it against a fake device: it links
-# libuniqd.a after its own uq_sys_* functions.
-$(B)/native/test_libuniqd: tests/native/test_libuniqd.c tests/harness.h $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
+# The native tests of the library run it against a fake device
+# (tests/native/fake/): its uq_sys_* functions come before libuniqd.a, so
+# the archive's sys.o is never linked.
+FAKE_O := $(B)/native-obj/uniqd_fake.o
+FAKE_HDRS := tests/native/fake/uniqd_fake.h include/uapi/linux/uniqd.h
+
+$(FAKE_O): tests/native/fake/uniqd_fake.c $(FAKE_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -pthread $< $(LIBUNIQD_A) -o $@
+	$(CC) $(USER_CFLAGS) -fPIC -c $< -o $@
+
+$(B)/native/test_libuniqd: tests/native/test_libuniqd.c tests/harness.h $(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -o $@
 
 # ---- install ---------------------------------------------------------------
 install-user: install-lib install-headers
