@@ -21,6 +21,23 @@
 
 /* ---- helpers -------------------------------------------------------------- */
 
+/*
+ * malloc() as the library sees it (linked with -Wl,--wrap=malloc): it fails
+ * in a thread that asks it to.
+ */
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+static __thread int malloc_fails;
+
+void *__wrap_malloc(size_t size)
+{
+	if (malloc_fails) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_malloc(size);
+}
+
 /* The content of a handle, as the device knows it. */
 static int handle_is(uniqd_pool *p, uint64_t h, uint32_t cls, const void *data,
 		     size_t len)
@@ -105,6 +122,27 @@ static void *class_race(void *arg)
 
 	pthread_barrier_wait(r->bar);
 	r->got = class_site(r->pool);
+	return NULL;
+}
+
+/* A thread whose first failure finds no memory for the error record. */
+struct no_memory {
+	pthread_t t;
+	int err[2];
+	char text[2][512];
+};
+
+static void *no_memory_run(void *arg)
+{
+	struct no_memory *m = arg;
+
+	for (int i = 0; i < 2; i++) {
+		malloc_fails = i == 0;
+		errno = 0;
+		m->err[i] = uniqd_open_ex("/dev/nonexistent", "x", 1, 0, NULL) ? 0 : errno;
+		snprintf(m->text[i], sizeof(m->text[i]), "%s", uniqd_last_error());
+	}
+	malloc_fails = 0;
 	return NULL;
 }
 
@@ -472,6 +510,19 @@ int main(void)
 		CHECK(!strcmp(uniqd_errname(4000), "E4000"), "errname unknown");
 		CHECK(uniqd_strerror(ENOSPC) != NULL, "strerror");
 		CHECK(!strcmp(uniqd_version(), LIBUNIQD_VERSION_STRING), "version");
+	}
+
+	th_case("the last error without memory for its record") {
+		struct no_memory m;
+
+		memset(&m, 0, sizeof(m));
+		pthread_create(&m.t, NULL, no_memory_run, &m);
+		pthread_join(m.t, NULL);
+		CHECK(m.err[0] == ENOENT, "errno %d", m.err[0]);
+		CHECK(!strcmp(m.text[0], uniqd_strerror(ENOENT)), "'%s'", m.text[0]);
+		/* With memory again, the full sentence. */
+		CHECK(m.err[1] == ENOENT, "errno %d", m.err[1]);
+		CHECK(!strncmp(m.text[1], "open /dev/nonexistent: ", 23), "'%s'", m.text[1]);
 	}
 
 	th_case("UNIQD_NOCACHE in the environment") {
