@@ -86,6 +86,15 @@ $(B)/native/test_dlopen: tests/native/test_dlopen.c tests/native/plugin/uq_plugi
 	$(CC) $(USER_CFLAGS) -pthread -DUQ_LIBUNIQD_SO='"$(abspath $(B)/lib/$(LIBUNIQD_SONAME))"' \
 		-DUQ_PLUGIN_SO='"$(abspath $(UQ_PLUGIN_SO))"' $< -ldl -o $@
 
+# The symbol map against the exports (a script: nm does the reading).
+NATIVE_BINS += $(B)/native/test_symbols
+$(B)/native/test_symbols: tests/native/test_symbols.sh $(LIBUNIQD_SO) $(LIBUNIQD_DIR)/libuniqd.map
+	@mkdir -p $(dir $@)
+	sed -e 's|@MAP@|$(abspath $(LIBUNIQD_DIR)/libuniqd.map)|' \
+	    -e 's|@SO@|$(abspath $(LIBUNIQD_SO))|' \
+	    -e 's|@DEBSYMS@|$(abspath debian/libuniqd1.symbols)|' $< > $@
+	chmod 0755 $@
+
 # ---- install ---------------------------------------------------------------
 install-user: install-lib install-headers
 
