@@ -70,6 +70,10 @@ $(B)/native/test_libuniqd: tests/native/test_libuniqd.c tests/harness.h $(FAKE_O
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -Wl,--wrap=malloc -o $@
 
+$(B)/native/test_foreach: tests/native/test_foreach.c tests/harness.h $(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -o $@
+
 # Loading with dlopen(): a plugin-shaped object linking libuniqd.a the way
 # a GCC plugin does, and a program without libuniqd that dlopen()s it and
 # libuniqd.so.1 (absolute paths, so that it runs from anywhere).

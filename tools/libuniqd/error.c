@@ -257,6 +257,12 @@ static void uq_add_call(struct uq_last *l, size_t *pos)
 		uq_add(t, n, pos, "read class %llu", (unsigned long long)l->num);
 		uq_add_pool(l, pos);
 		break;
+	case UQ_CALL_FOREACH:
+		uq_add(t, n, pos, "walk the entries");
+		if (l->num)
+			uq_add(t, n, pos, " (at handle %#llx)", (unsigned long long)l->num);
+		uq_add_pool(l, pos);
+		break;
 	case UQ_CALL_ARGS:
 		uq_add(t, n, pos, "libuniqd call");
 		uq_add_pool(l, pos);
@@ -346,6 +352,14 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 	case UQ_CALL_CLASS_INFO:
 		if (e == EBADSLT || e == ENOENT)
 			HINT("no class %llu in this pool", (unsigned long long)l->num);
+		break;
+	case UQ_CALL_FOREACH:
+		if (e == EOPNOTSUPP)
+			HINT("the module does not map pools (no UNIQD_FEAT_MAP), and without the mapping's header the pool's handles cannot be listed; upgrade the module");
+		else if (e == EPROTO)
+			HINT("the mapped pool holds what the ABI does not allow; report a bug");
+		else if (e == EINVAL)
+			HINT("a pool and a function are needed, and flags must be 0");
 		break;
 	default:
 		break;

@@ -34,6 +34,7 @@ enum uq_call {
 	UQ_CALL_DIGEST,
 	UQ_CALL_STATS,
 	UQ_CALL_CLASS_INFO,
+	UQ_CALL_FOREACH,
 	UQ_CALL_ARGS,		/* the library refused the arguments */
 	UQ_CALL_MEMORY,		/* malloc in the library */
 };
@@ -84,6 +85,9 @@ struct uniqd_pool {
 int uq_sys_open(const char *path, int flags) UQ_HIDDEN;
 int uq_sys_ioctl(int fd, unsigned long request, void *arg) UQ_HIDDEN;
 int uq_sys_close(int fd) UQ_HIDDEN;
+/* The pool's first LEN bytes, read-only and shared; MAP_FAILED with errno. */
+void *uq_sys_mmap(size_t len, int fd) UQ_HIDDEN;
+int uq_sys_munmap(const void *addr, size_t len) UQ_HIDDEN;
 
 /* ioctl, retried on EINTR (every uniqd call is idempotent or restartable). */
 int uq_ioctl(const uniqd_pool *pool, unsigned long request, void *arg) UQ_HIDDEN;
@@ -147,6 +151,15 @@ uint64_t uq_map_find(const uniqd_pool *pool, struct uq_tls *t, uint32_t class_id
 /* The mapped record of HANDLE, or NULL (then ask the kernel). */
 const struct uniqd_map_rec *uq_map_rec(const uniqd_pool *pool,
 				       uint64_t handle) UQ_HIDDEN;
+/* Check a header the kernel wrote: 0 or EPROTO. */
+int uq_map_check(const struct uniqd_map_header *h, size_t page) UQ_HIDDEN;
+/*
+ * entries[IDX] of the mapping M, for IDX below entries_end: 0 with *REC
+ * NULL if unpublished, 0 with *REC the record, or EPROTO if entries[IDX]
+ * points outside the records region or its record runs past it.
+ */
+int uq_map_slot(const struct uq_map *m, uint32_t idx,
+		const struct uniqd_map_rec **rec) UQ_HIDDEN;
 
 /* Allocate a pool serial: unique in the process, never 0. 0 when exhausted. */
 uint32_t uq_new_serial(void) UQ_HIDDEN;

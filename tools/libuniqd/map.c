@@ -24,7 +24,7 @@
 
 #define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
-static int uq_map_check(const struct uniqd_map_header *h, size_t page)
+int uq_map_check(const struct uniqd_map_header *h, size_t page)
 {
 	if (h->magic != UNIQD_MAP_MAGIC || h->version != UNIQD_MAP_VERSION ||
 	    h->header_size < sizeof(*h) || h->page_size != page ||
@@ -59,17 +59,17 @@ void uq_map_open(uniqd_pool *p, bool off)
 		return;
 	}
 	/* The header says how much there is to map. */
-	h = mmap(NULL, page, PROT_READ, MAP_SHARED, p->fd, 0);
+	h = uq_sys_mmap(page, p->fd);
 	if (h == MAP_FAILED) {
 		m->error = errno;
 		return;
 	}
 	m->error = uq_map_check(h, page);
 	m->size = h->map_size;
-	munmap((void *)h, page);
+	uq_sys_munmap(h, page);
 	if (m->error)
 		return;
-	base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, p->fd, 0);
+	base = uq_sys_mmap(m->size, p->fd);
 	if (base == MAP_FAILED) {
 		m->error = errno;
 		return;
@@ -78,7 +78,7 @@ void uq_map_open(uniqd_pool *p, bool off)
 	/* The geometry never changes: keep a private copy of it. */
 	m->error = uq_map_check(h, page);
 	if (m->error || h->map_size != m->size) {
-		munmap(base, m->size);
+		uq_sys_munmap(base, m->size);
 		m->error = EPROTO;
 		return;
 	}
@@ -99,28 +99,40 @@ void uq_map_open(uniqd_pool *p, bool off)
 void uq_map_close(uniqd_pool *p)
 {
 	if (p->map.base)
-		munmap((void *)p->map.base, p->map.size);
+		uq_sys_munmap(p->map.base, p->map.size);
 	p->map.base = NULL;
+}
+
+int uq_map_slot(const struct uq_map *m, uint32_t idx,
+		const struct uniqd_map_rec **rec)
+{
+	const uint64_t *entries = (const uint64_t *)(m->base + m->entries_off);
+	uint64_t off = UQ_LOAD(&entries[idx]);
+	uint64_t end = m->records_off + m->records_size;
+	const struct uniqd_map_rec *r;
+
+	*rec = NULL;
+	if (!off)
+		return 0;
+	if (off < m->records_off || end - m->records_off < sizeof(*r) ||
+	    off > end - sizeof(*r) || (off & 7))
+		return EPROTO;
+	r = (const struct uniqd_map_rec *)(m->base + off);
+	if (r->len > end - off - sizeof(*r))
+		return EPROTO;
+	*rec = r;
+	return 0;
 }
 
 /* The record at entries[idx], checked to lie inside the records region. */
 static const struct uniqd_map_rec *uq_map_entry(const struct uq_map *m,
 						uint32_t idx)
 {
-	const uint64_t *entries = (const uint64_t *)(m->base + m->entries_off);
 	const struct uniqd_map_rec *r;
-	uint64_t off, end;
 
 	if (!idx || idx >= m->entries_cap || idx >= UQ_LOAD(&m->hdr->entries_end))
 		return NULL;
-	off = UQ_LOAD(&entries[idx]);
-	end = m->records_off + m->records_size;
-	if (off < m->records_off || off > end - sizeof(*r) || (off & 7))
-		return NULL;
-	r = (const struct uniqd_map_rec *)(m->base + off);
-	if (r->len > end - off - sizeof(*r))
-		return NULL;
-	return r;
+	return uq_map_slot(m, idx, &r) ? NULL : r;
 }
 
 uint64_t uq_map_find(const uniqd_pool *p, struct uq_tls *t, uint32_t class_id,

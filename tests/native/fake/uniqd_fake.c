@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The fake /dev/uniqd of the native tests (uniqd_fake.h). One mutex guards
- * it all: it counts calls, it does not measure the module.
+ * it all: it counts calls, it does not measure the module. The mapping is
+ * the exception: the library reads it without the mutex, so the fake
+ * publishes into it with release stores as the module does.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -9,6 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <linux/uniqd.h>
 
@@ -26,6 +30,18 @@ struct fk_entry {
 #define FK_POOLS 32
 #define FK_FILES 256
 
+/* The mapping of a pool created while fk_map was set. */
+#define FK_MAP_ENTRIES	65536		/* entries_cap */
+#define FK_MAP_RECORDS	(16U << 20)	/* bytes of records */
+#define FK_MAPS		64
+
+/* As the module's, a mapping outlives its pool while it is mapped. */
+struct fk_map {
+	uint8_t *base;			/* anonymous memory, NULL: slot free */
+	size_t size;
+	unsigned int users;		/* the pool, and each uq_sys_mmap() */
+};
+
 struct fk_pool {
 	int live;
 	char name[256];
@@ -40,12 +56,15 @@ struct fk_pool {
 	uint64_t class_entries[1024];
 	uint32_t nclasses;
 	uint64_t hits, misses, bytes;
+	struct fk_map *map;		/* NULL: not mapped */
+	uint64_t rec_end;		/* next record's offset */
 };
 
 static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fk_pool fk_pools[FK_POOLS];
 static struct fk_pool *fk_files[FK_FILES];	/* fd - 1000 -> pool */
 static int fk_file_open[FK_FILES];
+static struct fk_map fk_maps[FK_MAPS];
 static atomic_ulong fk_ncalls[16];
 static atomic_ulong fk_opens;
 static atomic_int fk_batch_eintr;	/* next N batch calls stop halfway, EINTR */
@@ -69,6 +88,8 @@ static uint64_t fk_hash(uint32_t cls, const void *p, uint32_t len)
 int uq_sys_open(const char *path, int flags);
 int uq_sys_ioctl(int fd, unsigned long request, void *arg);
 int uq_sys_close(int fd);
+void *uq_sys_mmap(size_t len, int fd);
+int uq_sys_munmap(const void *addr, size_t len);
 
 int uq_sys_open(const char *path, int flags)
 {
@@ -92,8 +113,89 @@ int uq_sys_open(const char *path, int flags)
 	return -1;
 }
 
+/* Called with fk_lock held. */
+static void fk_map_put(struct fk_map *m)
+{
+	if (--m->users)
+		return;
+	munmap(m->base, m->size);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Called with fk_lock held: lay out an empty mapped pool for P. */
+static int fk_map_new(struct fk_pool *p)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct uniqd_map_header *h;
+	struct fk_map *m = NULL;
+
+	for (int i = 0; i < FK_MAPS && !m; i++)
+		if (!fk_maps[i].base)
+			m = &fk_maps[i];
+	if (!m)
+		return -ENOMEM;
+	m->size = 2 * page + FK_MAP_ENTRIES * sizeof(uint64_t) + FK_MAP_RECORDS;
+	m->base = mmap(NULL, m->size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->base == MAP_FAILED) {
+		m->base = NULL;
+		return -ENOMEM;
+	}
+	m->users = 1;
+	h = (struct uniqd_map_header *)m->base;
+	h->magic = UNIQD_MAP_MAGIC;
+	h->version = UNIQD_MAP_VERSION;
+	h->header_size = sizeof(*h);
+	h->page_size = (uint32_t)page;
+	h->probe = UNIQD_MAP_PROBE;
+	h->map_size = m->size;
+	h->handle_base = (uint64_t)(p->index + 1) << 40;
+	h->entries_off = page;
+	h->entries_cap = FK_MAP_ENTRIES;
+	/* No index: lookups keep going to the fake's ioctls. */
+	h->index_off = page + FK_MAP_ENTRIES * sizeof(uint64_t);
+	h->index_size = page;
+	h->records_off = h->index_off + page;
+	h->records_size = FK_MAP_RECORDS;
+	h->records_end = h->records_off;
+	p->rec_end = h->records_off;
+	p->map = m;
+	return 0;
+}
+
+/*
+ * Called with fk_lock held: publish entry IDX as the module does, the
+ * entries page (entries_end) first, then the record, then entries[idx].
+ */
+static int fk_map_add(struct fk_pool *p, uint64_t idx, uint32_t cls,
+		      const void *data, uint32_t len)
+{
+	struct uniqd_map_header *h = (struct uniqd_map_header *)p->map->base;
+	uint64_t *entries = (uint64_t *)(p->map->base + h->entries_off);
+	uint64_t size = (sizeof(struct uniqd_map_rec) + len + 7) & ~7ULL;
+	uint64_t per_page = h->page_size / sizeof(uint64_t);
+	struct uniqd_map_rec *r;
+
+	if (idx >= h->entries_cap ||
+	    p->rec_end + size > h->records_off + h->records_size)
+		return -EDQUOT;
+	if (idx >= h->entries_end)
+		__atomic_store_n(&h->entries_end, (idx / per_page + 1) * per_page,
+				 __ATOMIC_RELEASE);
+	r = (struct uniqd_map_rec *)(p->map->base + p->rec_end);
+	r->class_id = cls;
+	r->len = len;
+	memcpy(r->data, data, len);
+	__atomic_store_n(&entries[idx], p->rec_end, __ATOMIC_RELEASE);
+	p->rec_end += size;
+	__atomic_store_n(&h->records_end, p->rec_end, __ATOMIC_RELEASE);
+	return 0;
+}
+
 static void fk_pool_free(struct fk_pool *p)
 {
+	if (p->map)
+		fk_map_put(p->map);
 	for (uint64_t i = 0; i < p->count; i++) {
 		free(p->by_index[i]->data);
 		free(p->by_index[i]);
@@ -150,6 +252,13 @@ static int fk_key(struct fk_pool *p, struct uniqd_key *k, int create)
 		return -ENOENT;
 	if (p->count >= fk_max_entries)
 		return -EDQUOT;
+	if (p->map) {
+		int r = fk_map_add(p, p->count + 1, k->class_id,
+				   (void *)(uintptr_t)k->data, k->len);
+
+		if (r)
+			return r;
+	}
 	if (p->count == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 1024;
 		p->by_index = realloc(p->by_index, p->cap * sizeof(*p->by_index));
@@ -192,7 +301,8 @@ static int fk_ioctl(int fi, unsigned long req, void *arg)
 		v->abi_version = UNIQD_ABI_VERSION;
 		v->max_key_len = UNIQD_KEY_MAX;
 		v->features = UNIQD_FEAT_POOLS | UNIQD_FEAT_BATCH |
-			      UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS;
+			      UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS |
+			      (fk_map ? UNIQD_FEAT_MAP : 0);
 		v->max_pool_name = UNIQD_POOL_NAME_MAX;
 		v->max_class_name = UNIQD_CLASS_NAME_MAX;
 		v->max_batch = fk_max_batch;
@@ -240,6 +350,11 @@ static int fk_ioctl(int fi, unsigned long req, void *arg)
 			memcpy(p->name, (void *)(uintptr_t)a->name, a->name_len);
 			p->name_len = a->name_len;
 			p->buckets = calloc(FK_BUCKETS, sizeof(*p->buckets));
+			if (fk_map && fk_map_new(p)) {
+				free(p->buckets);
+				memset(p, 0, sizeof(*p));
+				return -ENOMEM;
+			}
 			a->status = UNIQD_ATTACH_CREATED;
 		}
 		p->attached++;
@@ -383,6 +498,62 @@ int uq_sys_ioctl(int fd, unsigned long req, void *arg)
 		return -1;
 	}
 	return 0;
+}
+
+void *uq_sys_mmap(size_t len, int fd)
+{
+	int fi = fd - 1000, err = 0;
+	void *ret = MAP_FAILED;
+	struct fk_pool *p;
+
+	pthread_mutex_lock(&fk_lock);
+	if (fi < 0 || fi >= FK_FILES || !fk_file_open[fi])
+		err = EBADF;
+	else if (!(p = fk_files[fi]))
+		err = EBADFD;
+	else if (!p->map)
+		err = ENODEV;
+	else if (len > p->map->size)
+		err = EINVAL;
+	if (!err) {
+		p->map->users++;
+		ret = p->map->base;
+	}
+	pthread_mutex_unlock(&fk_lock);
+	if (err)
+		errno = err;
+	return ret;
+}
+
+int uq_sys_munmap(const void *addr, size_t len)
+{
+	const uint8_t *a = addr;
+
+	(void)len;
+	pthread_mutex_lock(&fk_lock);
+	for (int i = 0; i < FK_MAPS; i++) {
+		struct fk_map *m = &fk_maps[i];
+
+		if (m->base && a >= m->base && a < m->base + m->size) {
+			fk_map_put(m);
+			pthread_mutex_unlock(&fk_lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&fk_lock);
+	errno = EINVAL;
+	return -1;
+}
+
+int fk_maps_live(void)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&fk_lock);
+	for (int i = 0; i < FK_MAPS; i++)
+		n += fk_maps[i].base != NULL;
+	pthread_mutex_unlock(&fk_lock);
+	return n;
 }
 
 void fk_batch_eintr_set(int n)

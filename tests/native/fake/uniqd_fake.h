@@ -34,8 +34,9 @@ int fk_batch_eintr_left(void);
 unsigned long fk_calls(unsigned long req);
 unsigned long fk_pool_calls(void);
 
-/* Fake file descriptors open now. */
+/* Fake file descriptors open now; mappings alive now. */
 int fk_files_open(void);
+int fk_maps_live(void);
 
 #ifdef __cplusplus
 }
