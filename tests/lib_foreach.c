@@ -182,13 +182,15 @@ int main(int argc, char **argv)
 
 		for (size_t i = 0; i < N; i++) {
 			struct entry *e = &want[i];
+			char num[8];
 
+			/* 7 to 279 bytes, distinct by their first 7. */
 			e->class_id = cls[i % 3 == 2];
-			e->len = (uint32_t)(i % 280);
+			e->len = 7 + (uint32_t)(i % 273);
 			for (uint32_t j = 0; j < e->len; j++)
 				e->data[j] = (char)('a' + (i + j * 3) % 26);
-			if (e->len >= 7)
-				snprintf(e->data, 8, "%07zu", i);	/* distinct */
+			snprintf(num, sizeof(num), "%07zu", i);
+			memcpy(e->data, num, 7);
 			it[i] = (struct uniqd_item){ .data = e->data, .len = e->len,
 						     .class_id = e->class_id };
 		}

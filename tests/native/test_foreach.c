@@ -293,6 +293,7 @@ int main(void)
 		struct uniqd_map_rec *r;
 		uint64_t *entries, saved, end;
 		struct seen s = { 0 };
+		uniqd_pool *q;
 		uint32_t v;
 
 		uniqd_map_info(p, &mi);
@@ -332,14 +333,40 @@ int main(void)
 		seen_reset(&s);
 		r->class_id = v;
 
-		end = h->entries_end;
-		h->entries_end = h->entries_cap + 1;
-		CHECK(uniqd_foreach(p, 0, 0, collect, &s) == -1 && errno == EPROTO,
-		      "entries_end beyond entries_cap");
-		seen_reset(&s);
-		h->entries_end = end;
 		CHECK(uniqd_foreach(p, 0, 0, collect, &s) == 0 && s.n > nwant, "repaired");
 		seen_reset(&s);
+
+		/* An unmapped walk reads the header each time. */
+		q = uniqd_open("walk", UNIQD_OPEN_NOMAP);
+
+		CHECK(q != NULL, "%s", uniqd_last_error());
+		end = h->handle_base;
+		h->handle_base |= 1;	/* handles are handle_base | idx */
+		CHECK(q && uniqd_foreach(q, 0, 0, collect, &s) == -1 && errno == EPROTO,
+		      "handle_base with low bits");
+		seen_reset(&s);
+		h->handle_base = end;
+		CHECK(q && uniqd_foreach(q, 0, 0, collect, &s) == 0 && s.n > nwant, "repaired");
+		seen_reset(&s);
+		uniqd_close(q);
+	}
+
+	th_case("entries_end counts whole pages: past entries_cap is no error") {
+		struct uniqd_map_info mi;
+		struct uniqd_map_header *h;
+		struct seen a = { 0 }, b = { 0 };
+		uint64_t end;
+
+		uniqd_map_info(p, &mi);
+		h = (struct uniqd_map_header *)mi.addr;
+		CHECK(uniqd_foreach(p, 0, 0, collect, &a) == 0, "%s", uniqd_last_error());
+		end = h->entries_end;
+		h->entries_end = h->entries_cap + 511;	/* max_entries + 1 not page-aligned */
+		CHECK(uniqd_foreach(p, 0, 0, collect, &b) == 0, "%s", uniqd_last_error());
+		h->entries_end = end;
+		CHECK(same_walk(&a, &b, SIZE_MAX), "%zu and %zu entries", a.n, b.n);
+		seen_reset(&a);
+		seen_reset(&b);
 	}
 
 	th_case("arguments") {

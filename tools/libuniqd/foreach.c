@@ -10,7 +10,8 @@
  * names are not entries (they are not in the mapping at all).
  *
  * The walk first finds the highest entry published (scanning entries[]
- * down from entries_end, which grows a page of slots at a time), then
+ * down from entries_end, which grows a page of slots at a time and so may
+ * pass entries_cap, which bounds it then), then
  * visits 1 .. that one in order: every entry interned before the call is
  * visited once; one interned during it only if its handle is below that
  * bound and its slot is published when the walk gets there. Where a single
@@ -25,8 +26,9 @@
  *
  * Everything read from the mapping is checked before it is used: a slot
  * pointing outside the records, a record running past them, a class id of
- * 0 or a length above the module's max_key_len ends the walk with EPROTO,
- * the library's errno for what the ABI does not allow.
+ * 0, a length above the module's max_key_len or a handle_base with low bits
+ * ends the walk with EPROTO, the library's errno for what the ABI does not
+ * allow.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,7 +44,7 @@
 struct uq_walk {
 	uniqd_pool *pool;
 	uint64_t handle_base;
-	uint64_t end;		/* entries_end when the walk began */
+	uint64_t end;		/* slots to walk: entries_end, at most entries_cap */
 	uint32_t class_id;
 	uniqd_foreach_fn fn;
 	void *arg;
@@ -61,6 +63,20 @@ static bool uq_len_sane(const uniqd_pool *pool, uint32_t len)
 	return len <= (pool->max_key_len ? pool->max_key_len : UNIQD_KEY_MAX);
 }
 
+/*
+ * The slots to walk: entries_end (acquire), which counts whole pages of
+ * slots, bounded by entries_cap (max_entries + 1); handles keep idx in 32
+ * bits (uq_map_check() saw handle_base's low half free). 0, or EPROTO.
+ */
+static int uq_walk_bound(struct uq_walk *w, const struct uniqd_map_header *h,
+			 uint64_t entries_cap)
+{
+	w->end = UQ_LOAD(&h->entries_end);
+	if (w->end > entries_cap)
+		w->end = entries_cap;
+	return w->end > (uint64_t)UINT32_MAX + 1 ? EPROTO : 0;
+}
+
 /* ---- from the mapping --------------------------------------------------- */
 
 static int uq_walk_map(struct uq_walk *w)
@@ -71,9 +87,7 @@ static int uq_walk_map(struct uq_walk *w)
 	int err;
 
 	w->handle_base = m->handle_base;
-	w->end = UQ_LOAD(&m->hdr->entries_end);
-	if (w->end > m->entries_cap || w->end > (uint64_t)UINT32_MAX + 1 ||
-	    (uint32_t)w->handle_base)
+	if (uq_walk_bound(w, m->hdr, m->entries_cap))
 		return uq_walk_fail(w, EPROTO, 0);
 	for (uint64_t idx = w->end; idx-- > 1;) {
 		err = uq_map_slot(m, (uint32_t)idx, &r);
@@ -119,10 +133,8 @@ static int uq_walk_header(struct uq_walk *w)
 		return uq_walk_fail(w, errno, 0);
 	err = uq_map_check(h, page);
 	w->handle_base = h->handle_base;
-	w->end = UQ_LOAD(&h->entries_end);
-	if (!err && (w->end > h->entries_cap || w->end > (uint64_t)UINT32_MAX + 1 ||
-		     (uint32_t)w->handle_base))
-		err = EPROTO;
+	if (!err)
+		err = uq_walk_bound(w, h, h->entries_cap);
 	uq_sys_munmap(h, page);
 	return err ? uq_walk_fail(w, err, 0) : 0;
 }

@@ -26,9 +26,10 @@
 
 int uq_map_check(const struct uniqd_map_header *h, size_t page)
 {
+	/* Handles are handle_base | idx: its low half must be free. */
 	if (h->magic != UNIQD_MAP_MAGIC || h->version != UNIQD_MAP_VERSION ||
 	    h->header_size < sizeof(*h) || h->page_size != page ||
-	    !h->probe || h->probe > 4096)
+	    !h->probe || h->probe > 4096 || (uint32_t)h->handle_base)
 		return EPROTO;
 	/* Each region inside the mapping, none overflowing. */
 	if (h->entries_off > h->map_size || h->entries_cap >
