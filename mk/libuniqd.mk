@@ -74,6 +74,31 @@ $(B)/native/test_foreach: tests/native/test_foreach.c tests/harness.h $(FAKE_O) 
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -o $@
 
+# <uniqd.hpp>: a C++17 test against the fake, and a file of static_asserts
+# (what must not compile: handles of different tags compared) compiled
+# alone first.
+CXXFLAGS ?= -O2 -g
+UQ_CXXFLAGS = $(CXXFLAGS) $(CPPFLAGS) -std=c++17 -Wall -Wextra -Werror -Iinclude/uapi \
+	-Itests -I$(LIBUNIQD_DIR) -I$(B)/include
+NATIVE_BINS += $(B)/native/test_uniqd_hpp
+
+$(B)/native-obj/uniqd_hpp_static.stamp: tests/native/cxx/uniqd_hpp_static.cc $(LIBUNIQD_DIR)/uniqd.hpp $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(UQ_CXXFLAGS) -fsyntax-only $<
+	touch $@
+
+$(B)/native/test_uniqd_hpp: tests/native/cxx/test_uniqd_hpp.cc $(LIBUNIQD_DIR)/uniqd.hpp tests/harness.h \
+		$(B)/native-obj/uniqd_hpp_static.stamp $(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(UQ_CXXFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -o $@
+
+# The guest's C++ test, static like every program the guest runs.
+TEST_BINS += $(B)/tests/lib_hpp
+$(B)/tests/lib_hpp: tests/lib_hpp.cc $(LIBUNIQD_DIR)/uniqd.hpp tests/harness.h tests/uniqd_test.h \
+		$(TEST_LIBS) $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(UQ_CXXFLAGS) -Iuniqd $(STATIC) $< $(TEST_LIBS) -o $@
+
 # Loading with dlopen(): a plugin-shaped object linking libuniqd.a the way
 # a GCC plugin does, and a program without libuniqd that dlopen()s it and
 # libuniqd.so.1 (absolute paths, so that it runs from anywhere).
@@ -121,17 +146,19 @@ install-lib: lib
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && [ -x $(LDCONFIG) ]; then \
 		echo "$(LDCONFIG)"; $(LDCONFIG); fi
 
-# libuniqd.h needs nothing but its version header; <linux/uniqd.h> is for
-# programs that use the ioctls directly (uniqd(4)) or want the UNIQD_FEAT_*
-# bits.
+# libuniqd.h needs nothing but its version header; uniqd.hpp (C++17) only
+# libuniqd.h; <linux/uniqd.h> is for programs that use the ioctls directly
+# (uniqd(4)) or want the UNIQD_FEAT_* bits.
 install-headers: $(LIBUNIQD_VERSION_H)
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
-	$(INSTALL) -m 0644 $(LIBUNIQD_DIR)/libuniqd.h $(LIBUNIQD_VERSION_H) $(DESTDIR)$(INCLUDEDIR)/
+	$(INSTALL) -m 0644 $(LIBUNIQD_DIR)/libuniqd.h $(LIBUNIQD_DIR)/uniqd.hpp \
+		$(LIBUNIQD_VERSION_H) $(DESTDIR)$(INCLUDEDIR)/
 	$(INSTALL) -m 0644 include/uapi/linux/uniqd.h $(DESTDIR)$(INCLUDEDIR)/linux/
 
 UNINSTALL_FILES += $(LIBDIR)/libuniqd.a $(LIBDIR)/libuniqd.so $(LIBDIR)/$(LIBUNIQD_SONAME) \
 	$(LIBDIR)/$(notdir $(LIBUNIQD_SO)) $(PKGCONFIGDIR)/libuniqd.pc \
-	$(INCLUDEDIR)/libuniqd.h $(INCLUDEDIR)/libuniqd_version.h $(INCLUDEDIR)/linux/uniqd.h
+	$(INCLUDEDIR)/libuniqd.h $(INCLUDEDIR)/uniqd.hpp $(INCLUDEDIR)/libuniqd_version.h \
+	$(INCLUDEDIR)/linux/uniqd.h
 
 # ---- the README's example --------------------------------------------------
 # Built the way its users build it: against an installed libuniqd (a staged
@@ -141,7 +168,8 @@ STAGE := $(abspath $(B))/stage
 STAGE_PKG = PKG_CONFIG_LIBDIR=$(STAGE)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(STAGE) pkg-config
 TOOL_BINS += $(B)/static-bin/libuniqd-example
 
-$(B)/stage/.done: $(LIBUNIQD_A) $(LIBUNIQD_SO) $(LIBUNIQD_HDRS) $(LIBUNIQD_DIR)/libuniqd.pc.in \
+$(B)/stage/.done: $(LIBUNIQD_A) $(LIBUNIQD_SO) $(LIBUNIQD_HDRS) $(LIBUNIQD_DIR)/uniqd.hpp \
+		$(LIBUNIQD_DIR)/libuniqd.pc.in \
 		$(B)/bin/uniqdctl $(B)/static-bin/uniqdctl $(wildcard Documentation/man/*)
 	rm -rf $(STAGE)
 	$(MAKE) -s install-user DESTDIR=$(STAGE) PREFIX=/usr
