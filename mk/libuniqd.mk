@@ -56,11 +56,73 @@ $(B)/lib/$(LIBUNIQD_SONAME): $(LIBUNIQD_SO)
 $(B)/lib/libuniqd.so: $(B)/lib/$(LIBUNIQD_SONAME)
 	ln -sf $(notdir $<) $@
 
-# The native test of the library runs it against a fake device: it links
-# libuniqd.a after its own uq_sys_* functions.
-$(B)/native/test_libuniqd: tests/native/test_libuniqd.c tests/harness.h $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
+# The native tests of the library run it against a fake device
+# (tests/native/fake/): its uq_sys_* functions come before libuniqd.a, so
+# the archive's sys.o is never linked.
+FAKE_O := $(B)/native-obj/uniqd_fake.o
+FAKE_HDRS := tests/native/fake/uniqd_fake.h include/uapi/linux/uniqd.h
+
+$(FAKE_O): tests/native/fake/uniqd_fake.c $(FAKE_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -pthread $< $(LIBUNIQD_A) -o $@
+	$(CC) $(USER_CFLAGS) -fPIC -c $< -o $@
+
+$(B)/native/test_libuniqd: tests/native/test_libuniqd.c tests/harness.h $(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -Wl,--wrap=malloc -o $@
+
+$(B)/native/test_foreach: tests/native/test_foreach.c tests/harness.h $(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -o $@
+
+# <uniqd.hpp>: a C++17 test against the fake, and a file of static_asserts
+# (what must not compile: handles of different tags compared) compiled
+# alone first.
+CXXFLAGS ?= -O2 -g
+UQ_CXXFLAGS = $(CXXFLAGS) $(CPPFLAGS) -std=c++17 -Wall -Wextra -Werror -Iinclude/uapi \
+	-Itests -I$(LIBUNIQD_DIR) -I$(B)/include
+NATIVE_BINS += $(B)/native/test_uniqd_hpp
+
+$(B)/native-obj/uniqd_hpp_static.stamp: tests/native/cxx/uniqd_hpp_static.cc $(LIBUNIQD_DIR)/uniqd.hpp $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(UQ_CXXFLAGS) -fsyntax-only $<
+	touch $@
+
+$(B)/native/test_uniqd_hpp: tests/native/cxx/test_uniqd_hpp.cc $(LIBUNIQD_DIR)/uniqd.hpp tests/harness.h \
+		$(B)/native-obj/uniqd_hpp_static.stamp $(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(UQ_CXXFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -o $@
+
+# The guest's C++ test, static like every program the guest runs.
+TEST_BINS += $(B)/tests/lib_hpp
+$(B)/tests/lib_hpp: tests/lib_hpp.cc $(LIBUNIQD_DIR)/uniqd.hpp tests/harness.h tests/uniqd_test.h \
+		$(TEST_LIBS) $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(UQ_CXXFLAGS) -Iuniqd $(STATIC) $< $(TEST_LIBS) -o $@
+
+# Loading with dlopen(): a plugin-shaped object linking libuniqd.a the way
+# a GCC plugin does, and a program without libuniqd that dlopen()s it and
+# libuniqd.so.1 (absolute paths, so that it runs from anywhere).
+UQ_PLUGIN_SO := $(B)/native-obj/uq_plugin.so
+
+$(UQ_PLUGIN_SO): tests/native/plugin/uq_plugin.c tests/native/plugin/uq_plugin.h $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -fPIC -shared -pthread $< $(LIBUNIQD_A) \
+		-Wl,--exclude-libs,ALL -Wl,-z,nodelete -Wl,-z,defs -o $@
+
+$(B)/native/test_dlopen: tests/native/test_dlopen.c tests/native/plugin/uq_plugin.h tests/harness.h \
+		$(UQ_PLUGIN_SO) $(B)/lib/$(LIBUNIQD_SONAME)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread -DUQ_LIBUNIQD_SO='"$(abspath $(B)/lib/$(LIBUNIQD_SONAME))"' \
+		-DUQ_PLUGIN_SO='"$(abspath $(UQ_PLUGIN_SO))"' $< -ldl -o $@
+
+# The symbol map against the exports (a script: nm does the reading).
+NATIVE_BINS += $(B)/native/test_symbols
+$(B)/native/test_symbols: tests/native/test_symbols.sh $(LIBUNIQD_SO) $(LIBUNIQD_DIR)/libuniqd.map
+	@mkdir -p $(dir $@)
+	sed -e 's|@MAP@|$(abspath $(LIBUNIQD_DIR)/libuniqd.map)|' \
+	    -e 's|@SO@|$(abspath $(LIBUNIQD_SO))|' \
+	    -e 's|@DEBSYMS@|$(abspath debian/libuniqd1.symbols)|' $< > $@
+	chmod 0755 $@
 
 # ---- install ---------------------------------------------------------------
 install-user: install-lib install-headers
@@ -84,17 +146,19 @@ install-lib: lib
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && [ -x $(LDCONFIG) ]; then \
 		echo "$(LDCONFIG)"; $(LDCONFIG); fi
 
-# libuniqd.h needs nothing but its version header; <linux/uniqd.h> is for
-# programs that use the ioctls directly (uniqd(4)) or want the UNIQD_FEAT_*
-# bits.
+# libuniqd.h needs nothing but its version header; uniqd.hpp (C++17) only
+# libuniqd.h; <linux/uniqd.h> is for programs that use the ioctls directly
+# (uniqd(4)) or want the UNIQD_FEAT_* bits.
 install-headers: $(LIBUNIQD_VERSION_H)
 	$(INSTALL) -d $(DESTDIR)$(INCLUDEDIR)/linux
-	$(INSTALL) -m 0644 $(LIBUNIQD_DIR)/libuniqd.h $(LIBUNIQD_VERSION_H) $(DESTDIR)$(INCLUDEDIR)/
+	$(INSTALL) -m 0644 $(LIBUNIQD_DIR)/libuniqd.h $(LIBUNIQD_DIR)/uniqd.hpp \
+		$(LIBUNIQD_VERSION_H) $(DESTDIR)$(INCLUDEDIR)/
 	$(INSTALL) -m 0644 include/uapi/linux/uniqd.h $(DESTDIR)$(INCLUDEDIR)/linux/
 
 UNINSTALL_FILES += $(LIBDIR)/libuniqd.a $(LIBDIR)/libuniqd.so $(LIBDIR)/$(LIBUNIQD_SONAME) \
 	$(LIBDIR)/$(notdir $(LIBUNIQD_SO)) $(PKGCONFIGDIR)/libuniqd.pc \
-	$(INCLUDEDIR)/libuniqd.h $(INCLUDEDIR)/libuniqd_version.h $(INCLUDEDIR)/linux/uniqd.h
+	$(INCLUDEDIR)/libuniqd.h $(INCLUDEDIR)/uniqd.hpp $(INCLUDEDIR)/libuniqd_version.h \
+	$(INCLUDEDIR)/linux/uniqd.h
 
 # ---- the README's example --------------------------------------------------
 # Built the way its users build it: against an installed libuniqd (a staged
@@ -104,7 +168,8 @@ STAGE := $(abspath $(B))/stage
 STAGE_PKG = PKG_CONFIG_LIBDIR=$(STAGE)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(STAGE) pkg-config
 TOOL_BINS += $(B)/static-bin/libuniqd-example
 
-$(B)/stage/.done: $(LIBUNIQD_A) $(LIBUNIQD_SO) $(LIBUNIQD_HDRS) $(LIBUNIQD_DIR)/libuniqd.pc.in \
+$(B)/stage/.done: $(LIBUNIQD_A) $(LIBUNIQD_SO) $(LIBUNIQD_HDRS) $(LIBUNIQD_DIR)/uniqd.hpp \
+		$(LIBUNIQD_DIR)/libuniqd.pc.in \
 		$(B)/bin/uniqdctl $(B)/static-bin/uniqdctl $(wildcard Documentation/man/*)
 	rm -rf $(STAGE)
 	$(MAKE) -s install-user DESTDIR=$(STAGE) PREFIX=/usr
@@ -113,3 +178,35 @@ $(B)/stage/.done: $(LIBUNIQD_A) $(LIBUNIQD_SO) $(LIBUNIQD_HDRS) $(LIBUNIQD_DIR)/
 $(B)/static-bin/libuniqd-example: $(LIBUNIQD_DIR)/example/example.c $(B)/stage/.done
 	@mkdir -p $(dir $@)
 	$(CC) -static -o $@ $< $$($(STAGE_PKG) --static --cflags --libs libuniqd)
+
+# ---- the hot path on the host ------------------------------------------------
+# tools/bench/lib_hotpath_native.c: a cache hit against the fake device, with
+# libuniqd linked in, as a DT_NEEDED and dlopen()ed (libuniqd-fake.so is
+# libuniqd.so with the fake in place of sys.o). Not a test: run by hand,
+# figures in Documentation/libuniqd.rst.
+HOTPATH_DIR := $(B)/native-bench
+HOTPATH_FAKE_SO := $(HOTPATH_DIR)/libuniqd-fake.so
+HOTPATH_BINS := $(addprefix $(HOTPATH_DIR)/lib_hotpath_,static shared dlopen)
+HOTPATH_SRC := tools/bench/lib_hotpath_native.c
+
+.PHONY: bench-hotpath
+bench-hotpath: $(HOTPATH_BINS)
+	for b in $(HOTPATH_BINS); do echo "$$(basename $$b): $$($$b $(HOTPATH_FAKE_SO))"; done
+
+$(HOTPATH_FAKE_SO): $(filter-out $(B)/libuniqd/sys.o,$(LIBUNIQD_OBJS)) $(FAKE_O) $(LIBUNIQD_DIR)/libuniqd.map
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -shared -pthread -Wl,-soname,$(notdir $@) \
+		-Wl,--version-script=$(LIBUNIQD_DIR)/libuniqd.map -Wl,-z,nodelete \
+		$(filter %.o,$^) -o $@
+
+$(HOTPATH_DIR)/lib_hotpath_static: $(HOTPATH_SRC) $(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -o $@
+
+$(HOTPATH_DIR)/lib_hotpath_shared: $(HOTPATH_SRC) $(HOTPATH_FAKE_SO) $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread $< $(HOTPATH_FAKE_SO) -Wl,-rpath,'$$ORIGIN' -o $@
+
+$(HOTPATH_DIR)/lib_hotpath_dlopen: $(HOTPATH_SRC) $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -DHOTPATH_DLOPEN -pthread $< -ldl -o $@

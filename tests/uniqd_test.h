@@ -253,7 +253,7 @@ static inline void ut_expected_digest(const char *name, const void *data,
 {
 	struct uniqd_blake3_hasher h;
 	__u32 n = strlen(name);
-	__u8 le[4] = { n, n >> 8, n >> 16, n >> 24 };
+	__u8 le[4] = { (__u8)n, (__u8)(n >> 8), (__u8)(n >> 16), (__u8)(n >> 24) };
 
 	uniqd_blake3_init(&h);
 	uniqd_blake3_update(&h, le, 4);

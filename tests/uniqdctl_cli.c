@@ -264,6 +264,28 @@ static int count_lines(const char *s)
 	return n;
 }
 
+/* The handles uniqd_foreach() visits, in order. */
+struct handles {
+	uint64_t *h;
+	size_t n, cap;
+};
+
+static int add_handle(void *arg, uint64_t handle, uint32_t class_id,
+		      const void *data, size_t len)
+{
+	struct handles *hl = arg;
+
+	(void)class_id;
+	(void)data;
+	(void)len;
+	if (hl->n == hl->cap) {
+		hl->cap = hl->cap ? 2 * hl->cap : 64;
+		hl->h = realloc(hl->h, hl->cap * sizeof(*hl->h));
+	}
+	hl->h[hl->n++] = handle;
+	return 0;
+}
+
 /* A background `uniqdctl hold`, as UID. */
 struct holder {
 	pid_t pid;
@@ -486,6 +508,47 @@ int main(void)
 		      count_lines(r.out) == 1 + (int)st.classes, "%s", r.out);
 		CHECK(RUN(&r, "-p", "cli", "--json", "classes") == 0 && json_ok(r.out) &&
 		      strstr(r.out, "\"name\":\"builtin.integer\""), "%s", r.out);
+	}
+
+	th_case("dump") {
+		struct handles hl = { 0 };
+		struct uniqd_class_desc d;
+		char want[128];
+		const char *line;
+		size_t i;
+
+		CHECK(uniqd_foreach(p, 0, 0, add_handle, &hl) == 0, "%s", uniqd_last_error());
+		CHECK(RUN(&r, "-p", "cli", "dump") == 0, "status %d", r.status);
+		/* One line per entry, in the library's (handle) order. */
+		CHECK(count_lines(r.out) == (int)hl.n, "%d lines, %zu entries",
+		      count_lines(r.out), hl.n);
+		for (i = 0, line = r.out; i < hl.n && line && *line; i++) {
+			snprintf(want, sizeof(want), "0x%016llx  '", (unsigned long long)hl.h[i]);
+			CHECK(!strncmp(line, want, strlen(want)), "line %zu: %.40s", i, line);
+			line = strchr(line, '\n');
+			line = line ? line + 1 : NULL;
+		}
+		snprintf(want, sizeof(want), "%s  'builtin.integer'  3  'i32'\n", hs);
+		CHECK(strstr(r.out, want) != NULL, "%s", r.out);
+		CHECK(uniqd_class_info(p, uniqd_class(p, "builtin.integer"), &d) == 0, "class");
+		CHECK(RUN(&r, "-p", "cli", "-c", "builtin.integer", "dump") == 0 &&
+		      count_lines(r.out) == (int)d.entries && strstr(r.out, want) &&
+		      !strstr(r.out, "'words'"), "%s", r.out);
+		CHECK(RUN(&r, "-p", "cli", "-c", "blobs", "--hex", "dump") == 0 &&
+		      strstr(r.out, "'blobs'  12  62696e006172790a626c6f62\n"), "%s", r.out);
+		CHECK(RUN(&r, "-p", "cli", "--json", "dump") == 0 && json_ok(r.out), "%s", r.out);
+		snprintf(want, sizeof(want), "{\"handle\":\"%s\",\"class_id\":%u,"
+			 "\"class\":\"builtin.integer\",\"len\":3,\"content\":\"i32\"", hs,
+			 d.class_id);
+		CHECK(strstr(r.out, want) && strstr(r.out, "{\"pool\":\"cli\",\"entries\":["),
+		      "%s", r.out);
+		CHECK(RUN(&r, "-p", "cli", "-c", "blobs", "--json", "dump") == 0 &&
+		      json_ok(r.out) && strstr(r.out, "\"class\":\"blobs\",\"class_id\":"),
+		      "%s", r.out);
+		CHECK(RUN(&r, "-p", "cli", "-c", "no.such.class", "dump") == 3 &&
+		      strstr(r.err, "find class 'no.such.class' in pool 'cli'"), "%s", r.err);
+		CHECK(RUN(&r, "-p", "cli", "dump", "x") == 2, "an argument");
+		free(hl.h);
 	}
 
 	th_case("a private pool refuses another user, and says why") {

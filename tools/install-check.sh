@@ -42,7 +42,7 @@ kver=$(find "$d/lib/modules" -mindepth 1 -maxdepth 1 -printf "%f\n" 2>/dev/null 
 missing=()
 for f in "$p/lib/libuniqd.so.$ver" "$p/lib/libuniqd.so.1" "$p/lib/libuniqd.so" \
 	 "$p/lib/libuniqd.a" "$p/lib/pkgconfig/libuniqd.pc" \
-	 "$p/include/libuniqd.h" "$p/include/linux/uniqd.h" \
+	 "$p/include/libuniqd.h" "$p/include/uniqd.hpp" "$p/include/linux/uniqd.h" \
 	 "$p/bin/uniqdctl" "$p/bin/uniqd-b3sum" "$p/include/libuniqd_version.h" \
 	 "$p/share/man/man3/libuniqd.3" "$p/share/man/man3/uniqd_intern.3" \
 	 "$p/share/man/man3/uniqd_lookup.3" "$p/share/man/man3/UNIQD_CLASS.3" \
@@ -89,9 +89,10 @@ else
 	bad exports "exported beyond uniqd_*: '$others' (or no versioned uniqd_intern)"
 fi
 
-# The header stands alone and compiles as C and C++.
+# The headers stand alone: libuniqd.h as C and C++, uniqd.hpp as C++17.
 if echo '#include <libuniqd.h>' | cc -x c -std=c99 -Wall -Wextra -Werror -I"$p/include" -fsyntax-only - 2>"$work/h.log" &&
    echo '#include <libuniqd.h>' | c++ -x c++ -Wall -Wextra -Werror -I"$p/include" -fsyntax-only - 2>>"$work/h.log" &&
+   echo '#include <uniqd.hpp>' | c++ -x c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$p/include" -fsyntax-only - 2>>"$work/h.log" &&
    printf '#include <linux/uniqd.h>\n#include <libuniqd.h>\n' | cc -x c -Wall -Werror -I"$p/include" -fsyntax-only - 2>>"$work/h.log"; then
 	ok header
 else

@@ -34,6 +34,7 @@ enum uq_call {
 	UQ_CALL_DIGEST,
 	UQ_CALL_STATS,
 	UQ_CALL_CLASS_INFO,
+	UQ_CALL_FOREACH,
 	UQ_CALL_ARGS,		/* the library refused the arguments */
 	UQ_CALL_MEMORY,		/* malloc in the library */
 };
@@ -84,6 +85,9 @@ struct uniqd_pool {
 int uq_sys_open(const char *path, int flags) UQ_HIDDEN;
 int uq_sys_ioctl(int fd, unsigned long request, void *arg) UQ_HIDDEN;
 int uq_sys_close(int fd) UQ_HIDDEN;
+/* The pool's first LEN bytes, read-only and shared; MAP_FAILED with errno. */
+void *uq_sys_mmap(size_t len, int fd) UQ_HIDDEN;
+int uq_sys_munmap(const void *addr, size_t len) UQ_HIDDEN;
 
 /* ioctl, retried on EINTR (every uniqd call is idempotent or restartable). */
 int uq_ioctl(const uniqd_pool *pool, unsigned long request, void *arg) UQ_HIDDEN;
@@ -106,15 +110,56 @@ struct uq_failure {
  */
 int uq_fail(enum uq_call call, int err, const struct uq_failure *f) UQ_HIDDEN;
 
+/*
+ * The per-thread state (tls.c). Small on purpose: a library loaded by
+ * dlopen() gets its thread-locals from a few hundred bytes glibc keeps for
+ * all such libraries, or else from slower dynamic TLS. What is large lives
+ * on the heap behind a pointer here and is freed when the thread exits.
+ * No initial-exec: that model is what stops dlopen() ("cannot allocate
+ * memory in static TLS block").
+ */
+struct uq_cache;
+struct uq_last;
+
+struct uq_tls {
+	struct uq_cache *cache;		/* intern.c, allocated on first use */
+	struct uq_last *last;		/* error.c, allocated on first failure */
+	uint64_t map_hits;		/* for uniqd_map_info() */
+	uint64_t map_misses;
+	int err;			/* the last failure's errno */
+	bool failed;			/* a call has failed in this thread */
+	bool registered;		/* the exit destructor is armed */
+	char errname[16];		/* uniqd_errname() of an unknown errno */
+};
+
+extern __thread struct uq_tls uq_tls UQ_HIDDEN;
+
+/*
+ * Arm the destructor that frees T's heap state when the thread exits. false
+ * if that is impossible: then the caller must not allocate.
+ */
+bool uq_tls_register(struct uq_tls *t) UQ_HIDDEN;
+/* Free a thread's cache (intern.c), for the destructor. */
+void uq_cache_free(struct uq_cache *c) UQ_HIDDEN;
+
 /* The mapping: set up after ATTACH, torn down by uniqd_close(). */
 void uq_map_open(uniqd_pool *pool, bool off) UQ_HIDDEN;
 void uq_map_close(uniqd_pool *pool) UQ_HIDDEN;
-/* The handle of (class, content) if the mapping holds it, else 0. */
-uint64_t uq_map_find(const uniqd_pool *pool, uint32_t class_id,
+/* The handle of (class, content) if the mapping holds it, else 0; counted in T. */
+uint64_t uq_map_find(const uniqd_pool *pool, struct uq_tls *t, uint32_t class_id,
 		     const void *data, size_t len) UQ_HIDDEN;
 /* The mapped record of HANDLE, or NULL (then ask the kernel). */
 const struct uniqd_map_rec *uq_map_rec(const uniqd_pool *pool,
 				       uint64_t handle) UQ_HIDDEN;
+/* Check a header the kernel wrote: 0 or EPROTO. */
+int uq_map_check(const struct uniqd_map_header *h, size_t page) UQ_HIDDEN;
+/*
+ * entries[IDX] of the mapping M, for IDX below entries_end: 0 with *REC
+ * NULL if unpublished, 0 with *REC the record, or EPROTO if entries[IDX]
+ * points outside the records region or its record runs past it.
+ */
+int uq_map_slot(const struct uq_map *m, uint32_t idx,
+		const struct uniqd_map_rec **rec) UQ_HIDDEN;
 
 /* Allocate a pool serial: unique in the process, never 0. 0 when exhausted. */
 uint32_t uq_new_serial(void) UQ_HIDDEN;

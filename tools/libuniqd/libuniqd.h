@@ -318,6 +318,29 @@ struct uniqd_map_info {
 
 int uniqd_map_info(const uniqd_pool *pool, struct uniqd_map_info *info);
 
+/* ---- walking a pool (since 1.2) ---------------------------------------- */
+
+/*
+ * Called by uniqd_foreach() for each entry: its handle, class and content.
+ * DATA points into the read-only mapping (or a library buffer when the pool
+ * is not mapped) and is valid only during the call. Return 0 to go on,
+ * anything else to stop (uniqd_foreach() then returns it; avoid -1).
+ */
+typedef int (*uniqd_foreach_fn)(void *arg, uint64_t handle, uint32_t class_id,
+				const void *data, size_t len);
+
+/*
+ * Walk POOL's entries in handle order (creation order): every entry
+ * interned before the call, once; class names are not entries. CLASS_ID 0
+ * visits every class, else only that one. FLAGS must be 0. Returns 0 when
+ * every entry was visited, FN's value if it stopped the walk, or -1 with
+ * errno: EINVAL, EOPNOTSUPP (a module without UNIQD_FEAT_MAP), EPROTO (the
+ * mapping holds what the ABI does not allow), or an errno of RESOLVE when
+ * the pool is not mapped. See uniqd_foreach(3).
+ */
+int uniqd_foreach(uniqd_pool *pool, uint32_t class_id, unsigned int flags,
+		  uniqd_foreach_fn fn, void *arg);
+
 /* ---- errors ------------------------------------------------------------- */
 
 /* "EACCES" for EACCES; "E<number>" for an errno the library does not know. */

@@ -24,15 +24,12 @@
 
 #define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
-/* The calling thread's mapped lookups, for uniqd_map_info(). */
-static __thread uint64_t uq_map_hits __attribute__((tls_model("initial-exec")));
-static __thread uint64_t uq_map_misses __attribute__((tls_model("initial-exec")));
-
-static int uq_map_check(const struct uniqd_map_header *h, size_t page)
+int uq_map_check(const struct uniqd_map_header *h, size_t page)
 {
+	/* Handles are handle_base | idx: its low half must be free. */
 	if (h->magic != UNIQD_MAP_MAGIC || h->version != UNIQD_MAP_VERSION ||
 	    h->header_size < sizeof(*h) || h->page_size != page ||
-	    !h->probe || h->probe > 4096)
+	    !h->probe || h->probe > 4096 || (uint32_t)h->handle_base)
 		return EPROTO;
 	/* Each region inside the mapping, none overflowing. */
 	if (h->entries_off > h->map_size || h->entries_cap >
@@ -63,17 +60,17 @@ void uq_map_open(uniqd_pool *p, bool off)
 		return;
 	}
 	/* The header says how much there is to map. */
-	h = mmap(NULL, page, PROT_READ, MAP_SHARED, p->fd, 0);
+	h = uq_sys_mmap(page, p->fd);
 	if (h == MAP_FAILED) {
 		m->error = errno;
 		return;
 	}
 	m->error = uq_map_check(h, page);
 	m->size = h->map_size;
-	munmap((void *)h, page);
+	uq_sys_munmap(h, page);
 	if (m->error)
 		return;
-	base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, p->fd, 0);
+	base = uq_sys_mmap(m->size, p->fd);
 	if (base == MAP_FAILED) {
 		m->error = errno;
 		return;
@@ -82,7 +79,7 @@ void uq_map_open(uniqd_pool *p, bool off)
 	/* The geometry never changes: keep a private copy of it. */
 	m->error = uq_map_check(h, page);
 	if (m->error || h->map_size != m->size) {
-		munmap(base, m->size);
+		uq_sys_munmap(base, m->size);
 		m->error = EPROTO;
 		return;
 	}
@@ -103,32 +100,44 @@ void uq_map_open(uniqd_pool *p, bool off)
 void uq_map_close(uniqd_pool *p)
 {
 	if (p->map.base)
-		munmap((void *)p->map.base, p->map.size);
+		uq_sys_munmap(p->map.base, p->map.size);
 	p->map.base = NULL;
+}
+
+int uq_map_slot(const struct uq_map *m, uint32_t idx,
+		const struct uniqd_map_rec **rec)
+{
+	const uint64_t *entries = (const uint64_t *)(m->base + m->entries_off);
+	uint64_t off = UQ_LOAD(&entries[idx]);
+	uint64_t end = m->records_off + m->records_size;
+	const struct uniqd_map_rec *r;
+
+	*rec = NULL;
+	if (!off)
+		return 0;
+	if (off < m->records_off || end - m->records_off < sizeof(*r) ||
+	    off > end - sizeof(*r) || (off & 7))
+		return EPROTO;
+	r = (const struct uniqd_map_rec *)(m->base + off);
+	if (r->len > end - off - sizeof(*r))
+		return EPROTO;
+	*rec = r;
+	return 0;
 }
 
 /* The record at entries[idx], checked to lie inside the records region. */
 static const struct uniqd_map_rec *uq_map_entry(const struct uq_map *m,
 						uint32_t idx)
 {
-	const uint64_t *entries = (const uint64_t *)(m->base + m->entries_off);
 	const struct uniqd_map_rec *r;
-	uint64_t off, end;
 
 	if (!idx || idx >= m->entries_cap || idx >= UQ_LOAD(&m->hdr->entries_end))
 		return NULL;
-	off = UQ_LOAD(&entries[idx]);
-	end = m->records_off + m->records_size;
-	if (off < m->records_off || off > end - sizeof(*r) || (off & 7))
-		return NULL;
-	r = (const struct uniqd_map_rec *)(m->base + off);
-	if (r->len > end - off - sizeof(*r))
-		return NULL;
-	return r;
+	return uq_map_slot(m, idx, &r) ? NULL : r;
 }
 
-uint64_t uq_map_find(const uniqd_pool *p, uint32_t class_id, const void *data,
-		     size_t len)
+uint64_t uq_map_find(const uniqd_pool *p, struct uq_tls *t, uint32_t class_id,
+		     const void *data, size_t len)
 {
 	const struct uq_map *m = &p->map;
 	uint64_t w, mask, off, h;
@@ -159,11 +168,11 @@ uint64_t uq_map_find(const uniqd_pool *p, uint32_t class_id, const void *data,
 		r = uq_map_entry(m, (uint32_t)v);
 		if (r && r->class_id == class_id && r->len == len &&
 		    !memcmp(r->data, data, len)) {
-			uq_map_hits++;
+			t->map_hits++;
 			return m->handle_base | (uint32_t)v;
 		}
 	}
-	uq_map_misses++;
+	t->map_misses++;
 	return 0;
 }
 
@@ -220,7 +229,7 @@ int uniqd_map_info(const uniqd_pool *pool, struct uniqd_map_info *info)
 	info->size = pool->map.base ? pool->map.size : 0;
 	info->error = pool->map.error;
 	info->off = pool->map.off;
-	info->hits = uq_map_hits;
-	info->misses = uq_map_misses;
+	info->hits = uq_tls.map_hits;
+	info->misses = uq_tls.map_misses;
 	return 0;
 }

@@ -36,6 +36,7 @@
 static struct {
 	const char *pool;
 	const char *class_name;
+	bool class_given;	/* --class on the command line (dump filters) */
 	const char *device;
 	bool json;
 	bool hex;
@@ -63,6 +64,8 @@ static void usage(FILE *f)
 "  lookup [KEY...]      the handle of each KEY if interned (never creates)\n"
 "  resolve HANDLE...    the class and content of each handle\n"
 "  digest HANDLE...     the BLAKE3-256 digest of each handle\n"
+"  dump                 every entry in handle order (with --class, that\n"
+"                       class's): handle, class, length, content\n"
 "  hold [POOL]          attach (creating the pool) and keep it alive until\n"
 "                       interrupted or --seconds pass\n"
 "  layouts              tags the GCC plugin saw with more than one layout\n"
@@ -746,6 +749,101 @@ static int cmd_digest(int argc, char **argv)
 	return 0;
 }
 
+/* ---- dump ------------------------------------------------------------------ */
+
+struct dump {
+	uniqd_pool *pool;
+	struct uniqd_class_desc *names;	/* by class id - 1; class_id 0: unread */
+	uint32_t nnames;
+	uint64_t count;
+	int err;			/* why the walk was stopped */
+};
+
+/* The name of class ID, read once. */
+static const struct uniqd_class_desc *dump_class(struct dump *d, uint32_t id)
+{
+	if (id > d->nnames) {
+		uint32_t n = id + 64;
+		struct uniqd_class_desc *t = realloc(d->names, n * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		memset(t + d->nnames, 0, (n - d->nnames) * sizeof(*t));
+		d->names = t;
+		d->nnames = n;
+	}
+	if (!d->names[id - 1].class_id && uniqd_class_info(d->pool, id, &d->names[id - 1]))
+		return NULL;
+	return &d->names[id - 1];
+}
+
+static int dump_entry(void *arg, uint64_t handle, uint32_t class_id,
+		      const void *data, size_t len)
+{
+	struct dump *d = arg;
+	const struct uniqd_class_desc *c = dump_class(d, class_id);
+
+	if (!c) {
+		d->err = errno;
+		return 1;
+	}
+	if (opt.json) {
+		printf("%s{\"handle\":\"0x%016" PRIx64 "\",\"class_id\":%u,\"class\":",
+		       d->count ? "," : "", handle, class_id);
+		json_str(stdout, c->name, c->name_len);
+		json_content(data, len);
+		fputs("}", stdout);
+	} else {
+		printf("0x%016" PRIx64 "  ", handle);
+		print_quoted(stdout, c->name, c->name_len);
+		printf("  %zu  ", len);
+		print_content(stdout, data, len);
+		fputc('\n', stdout);
+	}
+	d->count++;
+	return 0;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	struct dump d = { 0 };
+	uint32_t cls = 0;
+
+	(void)argv;
+	if (argc || opt.raw)
+		die_usage("dump takes no arguments and no --raw (--class NAME: one class)");
+	d.pool = open_pool(false);
+	if (opt.class_given) {
+		cls = uniqd_class_n(d.pool, opt.class_name, strlen(opt.class_name),
+				    UNIQD_CLASS_FIND);
+		if (!cls)
+			fail();
+	}
+	if (opt.json) {
+		struct uniqd_pool_info info;
+
+		uniqd_pool_info(d.pool, &info);
+		fputs("{\"pool\":", stdout);
+		json_str(stdout, info.name, info.name_len);
+		if (cls) {
+			fputs(",\"class\":", stdout);
+			json_cstr(stdout, opt.class_name);
+			printf(",\"class_id\":%u", cls);
+		}
+		fputs(",\"entries\":[", stdout);
+	}
+	if (uniqd_foreach(d.pool, cls, 0, dump_entry, &d)) {
+		if (d.err)
+			errno = d.err;
+		fail();
+	}
+	if (opt.json)
+		fputs("]}\n", stdout);
+	free(d.names);
+	uniqd_close(d.pool);
+	return 0;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -858,7 +956,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "p:c:d:xjenhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': opt.pool = optarg; break;
-		case 'c': opt.class_name = optarg; break;
+		case 'c': opt.class_name = optarg; opt.class_given = true; break;
 		case 'd': opt.device = optarg; break;
 		case 'x': opt.hex = true; break;
 		case O_RAW: opt.raw = true; break;
@@ -927,6 +1025,8 @@ int main(int argc, char **argv)
 		return cmd_layouts(&(struct layouts_opts){ .device = opt.device, .pool = opt.pool,
 							    .json = opt.json, .strict = opt.strict },
 				   argc, argv);
+	if (!strcmp(cmd, "dump"))
+		return cmd_dump(argc, argv);
 	if (!strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
