@@ -9,12 +9,14 @@
 # linux-source-6.12 is for the debug kernel and for checkpatch.pl;
 # liblmdb-dev for the benchmarks' LMDB peer (tools/bench/ubench_lmdb.c);
 # linux-image-rt-amd64 is Debian's 6.1 PREEMPT_RT kernel (6.1-rt); debhelper,
-# dh-dkms, lintian and dpkg-dev build and check the Debian packages;
-# debootstrap and e2fsprogs (mkfs.ext4 -d) make the full-system guest;
+# dh-dkms, lintian and dpkg-dev build and check the Debian packages (and
+# dpkg-dev unpacks `apt-get source`, tools/testing/srcpkg.sh); debootstrap and
+# e2fsprogs (mkfs.ext4 -d) make the full-system guest; bc and util-linux's
+# setpriv serve the host-userland guest's demo (tools/demo/layout/);
 # g++ and gcc-12-plugin-dev build the GCC plugin (tools/gcc-plugin/).
 set -euo pipefail
 
-want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
+want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync util-linux
       python3 sparse bc flex bison libelf-dev libssl-dev dwarves
       linux-image-amd64 linux-headers-amd64 gnuplot-nox pkg-config dkms
       linux-source-6.12 build-essential liblmdb-dev
