@@ -11,7 +11,7 @@
 #
 #   system.sh OUTDIR DEBDIR
 #
-# DEBDIR holds the four .deb files (tools/deb-check.sh DEBDIR). Writes
+# DEBDIR holds the five .deb files (tools/deb-check.sh DEBDIR). Writes
 # OUTDIR/results.txt ("ok system:<case>" / "not ok system:<case>: why",
 # judged by vm/run-vm.sh like every VM run) and OUTDIR/console.log.
 set -uo pipefail
@@ -84,6 +84,20 @@ mkdir -p "$lib/tests"
 install -m 0755 "$vm/system/run-tests.sh" "$lib/run-tests"
 install -m 0644 "$top"/tests/system/*.sh "$lib/tests/"
 install -m 0644 "$top/tools/libuniqd/example/example.c" "$lib/"
+# tests/system/gcc-plugin.sh: the layout demo, the log checker's source and
+# busybox from Debian's source package, configured (vm/system/busybox-tree.sh,
+# cached), in the home of the unprivileged user that builds it.
+cp -r "$top/tools/demo/layout" "$lib/layout"
+rm -f "$lib/layout/guest-demo.sh"
+install -m 0644 "$top/tests/system/plugin_log_check.c" "$lib/"
+if bbtree=$("$vm/system/busybox-tree.sh" 2>"$out/busybox-tree.log" | tail -n 1) && [ -d "$bbtree" ]; then
+	tester=$(chroot "$root" id -u tester)
+	cp -a "$bbtree" "$root/home/tester/busybox"
+	chown -R "$tester:$tester" "$root/home/tester/busybox"
+	say "ok system:host.busybox-tree"
+else
+	say "not ok system:host.busybox-tree: see $out/busybox-tree.log"
+fi
 echo "$ver" > "$lib/VERSION"
 echo "$rel61 $rel612" > "$lib/kernels"
 install -m 0644 "$vm/system/uniqd-system-test.service" "$root/etc/systemd/system/"
@@ -102,7 +116,7 @@ fi
 
 "$vm/run-vm.sh" --name system --kernel "$work/vmlinuz-$rel612" \
 	--initrd "$work/initrd.img-$rel612" --drive "$img" --out "$out" \
-	--mem 1024 --timeout 1200 --append "root=/dev/vda rw" || true
+	--mem 1024 --timeout 2400 --append "root=/dev/vda rw" || true
 rm -f "$img"
 
 # The purge, in the root the image was made from.

@@ -18,7 +18,7 @@ res "plan ${#tests[@]}"
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	echo "uniqd-system: running $name"
-	UNIQD_SYSTEM_LIB=$lib timeout 900 bash "$t" </dev/null >/dev/console 2>&1
+	UNIQD_SYSTEM_LIB=$lib timeout 1500 bash "$t" </dev/null >/dev/console 2>&1
 	rc=$?
 	if [ "$rc" -eq 0 ]; then
 		res "ok vm.exit.$name"
