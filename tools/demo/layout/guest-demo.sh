@@ -32,7 +32,8 @@ chown -R "$user:" "$home/layout"
 
 # A pool lives while a file is attached: one holder for the whole build,
 # as a build driver would (Documentation/libuniqd.rst, "Pool lifetime").
-as_user "$ctl" --pool demo hold &
+# exec: $! must be uniqdctl itself, not a subshell that would die alone.
+(exec setpriv --reuid="$user" --regid="$user" --init-groups "$ctl" --pool demo hold) &
 holder=$!
 for _ in $(seq 50); do
 	as_user "$ctl" --pool demo --existing stats >/dev/null 2>&1 && break
@@ -112,4 +113,10 @@ fi
 
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
+# The pool died with its holder: nothing of the demo keeps uniqd busy.
+if ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q /dev/uniqd; then
+	res "not ok layout.cleanup: /dev/uniqd still open after the demo"
+else
+	res "ok layout.cleanup"
+fi
 exit 0
