@@ -30,12 +30,15 @@ jobs=$(nproc)
 # Makefile.flags also runs its cc-option probes (gcc on /dev/null, about 28)
 # with the plugin: they publish too, and the checks include them. Times
 # under TCG: Documentation/testing.rst.
-read -r -a SLICE <<< "${UNIQD_BUSYBOX_SLICE:-archival/libarchive/ findutils/ editors/}"
-# The no-device comparison: units of the slice compiled again with the
-# command lines kbuild recorded for them (.<unit>.o.cmd), without another
-# top-level make and its probes.
-SLICE2=(archival/libarchive/decompress_gunzip.o archival/libarchive/get_header_tar.o
-	findutils/grep.o findutils/xargs.o editors/cmp.o editors/sed.o)
+# UNIQD_BUSYBOX_SLICE on the host (system.sh writes it to $lib/busybox-slice)
+# replaces it.
+slice=$(cat "$lib/busybox-slice" 2>/dev/null)
+read -r -a SLICE <<< "${slice:-archival/libarchive/ findutils/ editors/}"
+# The no-device comparison: six units of the slice (evenly spaced in its
+# sorted list, so from several directories), compiled again with the command
+# lines kbuild recorded for them (.<unit>.o.cmd), without another top-level
+# make and its probes. Picked after the main build.
+SLICE2=()
 res() { echo "$*" >&3; }
 check() {
 	local name=$1 why
@@ -198,8 +201,18 @@ compile_all() {
 	done > "$home/cmds"
 	as_user xargs -0 -P"$jobs" -n1 sh -c < "$home/cmds"
 }
+# In this shell: check() runs its function in a subshell.
+mapfile -t all < <(sed -n 's/^  CC      \(.*\.o\)$/\1/p' "$home/bb-build.log" 2>/dev/null |
+		   grep -v '^applets/' | sort)
+if [ "${#all[@]}" -ge 6 ]; then
+	for i in 0 1 2 3 4 5; do
+		SLICE2+=("${all[$(( i * (${#all[@]} - 1) / 5 ))]}")
+	done
+fi
+say "no /dev/uniqd: units ${SLICE2[*]}"
 no_device() {
 	local t rc n
+	[ "${#SLICE2[@]}" -eq 6 ] || { echo "the main build compiled ${#all[@]} units, not 6 or more"; return 1; }
 	mv /dev/uniqd /dev/uniqd.away || return 1
 	t=$(date +%s)
 	compile_all "$home/nodev" "$(plugin_flags busybox)" >"$home/nodev.log" 2>&1

@@ -90,6 +90,8 @@ install -m 0644 "$top/tools/libuniqd/example/example.c" "$lib/"
 cp -r "$top/tools/demo/layout" "$lib/layout"
 rm -f "$lib/layout/guest-demo.sh"
 install -m 0644 "$top/tests/system/plugin_log_check.c" "$lib/"
+# Another busybox slice (kbuild targets) than gcc-plugin.sh's, for a longer run.
+echo "${UNIQD_BUSYBOX_SLICE:-}" > "$lib/busybox-slice"
 if bbtree=$("$vm/system/busybox-tree.sh" 2>"$out/busybox-tree.log" | tail -n 1) && [ -d "$bbtree" ]; then
 	tester=$(chroot "$root" id -u tester)
 	cp -a "$bbtree" "$root/home/tester/busybox"
