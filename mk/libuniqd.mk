@@ -56,11 +56,44 @@ $(B)/lib/$(LIBUNIQD_SONAME): $(LIBUNIQD_SO)
 $(B)/lib/libuniqd.so: $(B)/lib/$(LIBUNIQD_SONAME)
 	ln -sf $(notdir $<) $@
 
-# The native test of the library runs it against a fake device: it links
-# libuniqd.a after its own uq_sys_* functions.
-$(B)/native/test_libuniqd: tests/native/test_libuniqd.c tests/harness.h $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
+# The native tests of the library run it against a fake device
+# (tests/native/fake/): its uq_sys_* functions come before libuniqd.a, so
+# the archive's sys.o is never linked.
+FAKE_O := $(B)/native-obj/uniqd_fake.o
+FAKE_HDRS := tests/native/fake/uniqd_fake.h include/uapi/linux/uniqd.h
+
+$(FAKE_O): tests/native/fake/uniqd_fake.c $(FAKE_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -pthread $< $(LIBUNIQD_A) -o $@
+	$(CC) $(USER_CFLAGS) -fPIC -c $< -o $@
+
+$(B)/native/test_libuniqd: tests/native/test_libuniqd.c tests/harness.h $(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -Wl,--wrap=malloc -o $@
+
+# Loading with dlopen(): a plugin-shaped object linking libuniqd.a the way
+# a GCC plugin does, and a program without libuniqd that dlopen()s it and
+# libuniqd.so.1 (absolute paths, so that it runs from anywhere).
+UQ_PLUGIN_SO := $(B)/native-obj/uq_plugin.so
+
+$(UQ_PLUGIN_SO): tests/native/plugin/uq_plugin.c tests/native/plugin/uq_plugin.h $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -fPIC -shared -pthread $< $(LIBUNIQD_A) \
+		-Wl,--exclude-libs,ALL -Wl,-z,nodelete -Wl,-z,defs -o $@
+
+$(B)/native/test_dlopen: tests/native/test_dlopen.c tests/native/plugin/uq_plugin.h tests/harness.h \
+		$(UQ_PLUGIN_SO) $(B)/lib/$(LIBUNIQD_SONAME)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread -DUQ_LIBUNIQD_SO='"$(abspath $(B)/lib/$(LIBUNIQD_SONAME))"' \
+		-DUQ_PLUGIN_SO='"$(abspath $(UQ_PLUGIN_SO))"' $< -ldl -o $@
+
+# The symbol map against the exports (a script: nm does the reading).
+NATIVE_BINS += $(B)/native/test_symbols
+$(B)/native/test_symbols: tests/native/test_symbols.sh $(LIBUNIQD_SO) $(LIBUNIQD_DIR)/libuniqd.map
+	@mkdir -p $(dir $@)
+	sed -e 's|@MAP@|$(abspath $(LIBUNIQD_DIR)/libuniqd.map)|' \
+	    -e 's|@SO@|$(abspath $(LIBUNIQD_SO))|' \
+	    -e 's|@DEBSYMS@|$(abspath debian/libuniqd1.symbols)|' $< > $@
+	chmod 0755 $@
 
 # ---- install ---------------------------------------------------------------
 install-user: install-lib install-headers
@@ -113,3 +146,35 @@ $(B)/stage/.done: $(LIBUNIQD_A) $(LIBUNIQD_SO) $(LIBUNIQD_HDRS) $(LIBUNIQD_DIR)/
 $(B)/static-bin/libuniqd-example: $(LIBUNIQD_DIR)/example/example.c $(B)/stage/.done
 	@mkdir -p $(dir $@)
 	$(CC) -static -o $@ $< $$($(STAGE_PKG) --static --cflags --libs libuniqd)
+
+# ---- the hot path on the host ------------------------------------------------
+# tools/bench/lib_hotpath_native.c: a cache hit against the fake device, with
+# libuniqd linked in, as a DT_NEEDED and dlopen()ed (libuniqd-fake.so is
+# libuniqd.so with the fake in place of sys.o). Not a test: run by hand,
+# figures in Documentation/libuniqd.rst.
+HOTPATH_DIR := $(B)/native-bench
+HOTPATH_FAKE_SO := $(HOTPATH_DIR)/libuniqd-fake.so
+HOTPATH_BINS := $(addprefix $(HOTPATH_DIR)/lib_hotpath_,static shared dlopen)
+HOTPATH_SRC := tools/bench/lib_hotpath_native.c
+
+.PHONY: bench-hotpath
+bench-hotpath: $(HOTPATH_BINS)
+	for b in $(HOTPATH_BINS); do echo "$$(basename $$b): $$($$b $(HOTPATH_FAKE_SO))"; done
+
+$(HOTPATH_FAKE_SO): $(filter-out $(B)/libuniqd/sys.o,$(LIBUNIQD_OBJS)) $(FAKE_O) $(LIBUNIQD_DIR)/libuniqd.map
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -shared -pthread -Wl,-soname,$(notdir $@) \
+		-Wl,--version-script=$(LIBUNIQD_DIR)/libuniqd.map -Wl,-z,nodelete \
+		$(filter %.o,$^) -o $@
+
+$(HOTPATH_DIR)/lib_hotpath_static: $(HOTPATH_SRC) $(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -o $@
+
+$(HOTPATH_DIR)/lib_hotpath_shared: $(HOTPATH_SRC) $(HOTPATH_FAKE_SO) $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -pthread $< $(HOTPATH_FAKE_SO) -Wl,-rpath,'$$ORIGIN' -o $@
+
+$(HOTPATH_DIR)/lib_hotpath_dlopen: $(HOTPATH_SRC) $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -DHOTPATH_DLOPEN -pthread $< -ldl -o $@

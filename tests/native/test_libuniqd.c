@@ -2,15 +2,12 @@
 /*
  * libuniqd against a fake /dev/uniqd, on the host: the library's own logic
  * (the per-thread cache, batching and restarts, the class slots, errors)
- * with every system call counted. This program defines uq_sys_open,
- * uq_sys_ioctl and uq_sys_close, so libuniqd.a's sys.o is never linked.
- *
- * The fake follows include/uapi/linux/uniqd.h; it is no model of the
- * module's tables. tests/lib_*.c run the same library against the module.
+ * with every system call counted. The fake (fake/uniqd_fake.c) defines
+ * libuniqd's uq_sys_* functions, so libuniqd.a's sys.o is never linked.
+ * tests/lib_*.c run the same library against the module.
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,396 +15,28 @@
 
 #include <linux/uniqd.h>
 
+#include "fake/uniqd_fake.h"
 #include "harness.h"
 #include "libuniqd.h"
 
-/* ---- the fake device ----------------------------------------------------- */
-
-struct fk_entry {
-	struct fk_entry *next;
-	uint64_t hash;
-	uint32_t cls, len;
-	uint64_t handle;
-	uint8_t *data;
-};
-
-#define FK_BUCKETS 65536
-#define FK_POOLS 32
-#define FK_FILES 256
-
-struct fk_pool {
-	int live;
-	char name[256];
-	uint32_t name_len;
-	uint32_t index;
-	uint32_t attached;
-	struct fk_entry **buckets;
-	struct fk_entry **by_index;
-	uint64_t count, cap;
-	char *classes[1024];
-	uint32_t class_len[1024];
-	uint64_t class_entries[1024];
-	uint32_t nclasses;
-	uint64_t hits, misses, bytes;
-};
-
-static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fk_pool fk_pools[FK_POOLS];
-static struct fk_pool *fk_files[FK_FILES];	/* fd - 1000 -> pool */
-static int fk_file_open[FK_FILES];
-static atomic_ulong fk_calls[16];
-static atomic_ulong fk_opens;
-
-/* Knobs. */
-static uint32_t fk_max_batch = UNIQD_BATCH_MAX;
-static atomic_int fk_batch_eintr;	/* next N batch calls stop halfway, EINTR */
-static uint64_t fk_max_entries = 1u << 24;
-static const char *fk_private_pool = "private";
-
-static uint64_t fk_hash(uint32_t cls, const void *p, uint32_t len)
-{
-	const uint8_t *b = p;
-	uint64_t h = 1469598103934665603ULL ^ cls;
-
-	for (uint32_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return h;
-}
-
-int uq_sys_open(const char *path, int flags);
-int uq_sys_ioctl(int fd, unsigned long request, void *arg);
-int uq_sys_close(int fd);
-
-int uq_sys_open(const char *path, int flags)
-{
-	(void)flags;
-	if (strcmp(path, UNIQD_DEVICE_PATH)) {
-		errno = ENOENT;
-		return -1;
-	}
-	pthread_mutex_lock(&fk_lock);
-	for (int i = 0; i < FK_FILES; i++) {
-		if (!fk_file_open[i]) {
-			fk_file_open[i] = 1;
-			fk_files[i] = NULL;
-			pthread_mutex_unlock(&fk_lock);
-			atomic_fetch_add(&fk_opens, 1);
-			return 1000 + i;
-		}
-	}
-	pthread_mutex_unlock(&fk_lock);
-	errno = EMFILE;
-	return -1;
-}
-
-static void fk_pool_free(struct fk_pool *p)
-{
-	for (uint64_t i = 0; i < p->count; i++) {
-		free(p->by_index[i]->data);
-		free(p->by_index[i]);
-	}
-	for (uint32_t i = 0; i < p->nclasses; i++)
-		free(p->classes[i]);
-	free(p->buckets);
-	free(p->by_index);
-	memset(p, 0, sizeof(*p));
-}
-
-int uq_sys_close(int fd)
-{
-	int i = fd - 1000;
-
-	pthread_mutex_lock(&fk_lock);
-	if (i < 0 || i >= FK_FILES || !fk_file_open[i]) {
-		pthread_mutex_unlock(&fk_lock);
-		errno = EBADF;
-		return -1;
-	}
-	if (fk_files[i] && --fk_files[i]->attached == 0)
-		fk_pool_free(fk_files[i]);
-	fk_files[i] = NULL;
-	fk_file_open[i] = 0;
-	pthread_mutex_unlock(&fk_lock);
-	return 0;
-}
-
-/* Called with fk_lock held. */
-static int fk_key(struct fk_pool *p, struct uniqd_key *k, int create)
-{
-	uint64_t h;
-	struct fk_entry *e;
-
-	if (k->flags)
-		return -EINVAL;
-	if (!k->class_id || k->class_id > p->nclasses)
-		return -EBADSLT;
-	if (k->len > UNIQD_KEY_MAX)
-		return -EMSGSIZE;
-	h = fk_hash(k->class_id, (void *)(uintptr_t)k->data, k->len);
-	for (e = p->buckets[h % FK_BUCKETS]; e; e = e->next) {
-		if (e->hash == h && e->cls == k->class_id && e->len == k->len &&
-		    !memcmp(e->data, (void *)(uintptr_t)k->data, k->len)) {
-			p->hits++;
-			k->handle = e->handle;
-			k->status = 0;
-			return 0;
-		}
-	}
-	p->misses++;
-	if (!create)
-		return -ENOENT;
-	if (p->count >= fk_max_entries)
-		return -EDQUOT;
-	if (p->count == p->cap) {
-		p->cap = p->cap ? 2 * p->cap : 1024;
-		p->by_index = realloc(p->by_index, p->cap * sizeof(*p->by_index));
-	}
-	e = calloc(1, sizeof(*e));
-	e->hash = h;
-	e->cls = k->class_id;
-	e->len = k->len;
-	e->data = malloc(k->len ? k->len : 1);
-	memcpy(e->data, (void *)(uintptr_t)k->data, k->len);
-	e->handle = (uint64_t)(p->index + 1) << 40 | (p->count + 1);
-	e->next = p->buckets[h % FK_BUCKETS];
-	p->buckets[h % FK_BUCKETS] = e;
-	p->by_index[p->count++] = e;
-	p->bytes += k->len;
-	p->class_entries[k->class_id - 1]++;
-	k->handle = e->handle;
-	k->status = UNIQD_STATUS_NEW;
-	return 0;
-}
-
-static struct fk_entry *fk_handle(struct fk_pool *p, uint64_t h)
-{
-	uint64_t i = h & ((1ULL << 40) - 1);
-
-	if (h >> 40 != p->index + 1 || i == 0 || i > p->count)
-		return NULL;
-	return p->by_index[i - 1];
-}
-
-static int fk_ioctl(int fi, unsigned long req, void *arg)
-{
-	struct fk_pool *p = fk_files[fi];
-
-	atomic_fetch_add(&fk_calls[_IOC_NR(req) & 15], 1);
-	if (req == UNIQD_IOC_VERSION) {
-		struct uniqd_version *v = arg;
-
-		memset(v, 0, sizeof(*v));
-		v->abi_version = UNIQD_ABI_VERSION;
-		v->max_key_len = UNIQD_KEY_MAX;
-		v->features = UNIQD_FEAT_POOLS | UNIQD_FEAT_BATCH |
-			      UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS;
-		v->max_pool_name = UNIQD_POOL_NAME_MAX;
-		v->max_class_name = UNIQD_CLASS_NAME_MAX;
-		v->max_batch = fk_max_batch;
-		return 0;
-	}
-	if (req == UNIQD_IOC_ATTACH) {
-		struct uniqd_attach *a = arg;
-		struct fk_pool *free_p = NULL;
-
-		if (p)
-			return -EBUSY;
-		if (!a->name_len || a->name_len > 255 || (a->flags & ~UNIQD_ATTACH_FLAGS))
-			return -EINVAL;
-		if (a->name_len == strlen(fk_private_pool) &&
-		    !memcmp((void *)(uintptr_t)a->name, fk_private_pool, a->name_len)) {
-			a->owner_uid = 4242;
-			return -EACCES;
-		}
-		for (int i = 0; i < FK_POOLS; i++) {
-			struct fk_pool *q = &fk_pools[i];
-
-			if (!q->live) {
-				if (!free_p)
-					free_p = q;
-				continue;
-			}
-			if (q->name_len == a->name_len &&
-			    !memcmp(q->name, (void *)(uintptr_t)a->name, a->name_len)) {
-				if (a->flags & UNIQD_ATTACH_NEW)
-					return -EEXIST;
-				p = q;
-				a->status = 0;
-				break;
-			}
-		}
-		if (!p) {
-			if (a->flags & UNIQD_ATTACH_EXISTING)
-				return -ENOENT;
-			if (!free_p)
-				return -ENOSPC;
-			p = free_p;
-			memset(p, 0, sizeof(*p));
-			p->live = 1;
-			p->index = (uint32_t)(p - fk_pools) + 100 * (uint32_t)atomic_load(&fk_opens);
-			memcpy(p->name, (void *)(uintptr_t)a->name, a->name_len);
-			p->name_len = a->name_len;
-			p->buckets = calloc(FK_BUCKETS, sizeof(*p->buckets));
-			a->status = UNIQD_ATTACH_CREATED;
-		}
-		p->attached++;
-		fk_files[fi] = p;
-		a->max_bytes = 1ULL << 30;
-		a->max_entries = fk_max_entries;
-		a->max_classes = 1024;
-		a->owner_uid = 0;
-		a->mode = 0;
-		return 0;
-	}
-	if (!p)
-		return -ENOTCONN;
-	switch (req) {
-	case UNIQD_IOC_CLASS: {
-		struct uniqd_class *c = arg;
-		const char *name = (void *)(uintptr_t)c->name;
-
-		if (!c->name_len || c->name_len > 255 || (c->flags & ~UNIQD_CLASS_EXISTING))
-			return -EINVAL;
-		for (uint32_t i = 0; i < p->nclasses; i++) {
-			if (p->class_len[i] == c->name_len &&
-			    !memcmp(p->classes[i], name, c->name_len)) {
-				c->class_id = i + 1;
-				c->status = 0;
-				return 0;
-			}
-		}
-		if (c->flags & UNIQD_CLASS_EXISTING)
-			return -ENOENT;
-		if (p->nclasses == 1024)
-			return -EDQUOT;
-		p->classes[p->nclasses] = malloc(c->name_len);
-		memcpy(p->classes[p->nclasses], name, c->name_len);
-		p->class_len[p->nclasses] = c->name_len;
-		c->class_id = ++p->nclasses;
-		c->status = UNIQD_STATUS_NEW;
-		return 0;
-	}
-	case UNIQD_IOC_INTERN:
-		return fk_key(p, arg, 1);
-	case UNIQD_IOC_LOOKUP:
-		return fk_key(p, arg, 0);
-	case UNIQD_IOC_INTERN_BATCH: {
-		struct uniqd_batch *b = arg;
-		struct uniqd_key *keys = (void *)(uintptr_t)b->keys;
-		uint32_t stop = b->count;
-
-		if (b->count > fk_max_batch || b->key_size != sizeof(struct uniqd_key) ||
-		    (b->flags & ~UNIQD_BATCH_LOOKUP) || b->reserved || b->done > b->count)
-			return -EINVAL;
-		if (atomic_load(&fk_batch_eintr) > 0 && b->count - b->done > 1) {
-			atomic_fetch_sub(&fk_batch_eintr, 1);
-			stop = b->done + (b->count - b->done) / 2;
-		}
-		b->created = 0;
-		for (; b->done < stop; b->done++) {
-			int r = fk_key(p, &keys[b->done], !(b->flags & UNIQD_BATCH_LOOKUP));
-
-			if (r)
-				return r;
-			if (keys[b->done].status & UNIQD_STATUS_NEW)
-				b->created++;
-		}
-		return stop < b->count ? -EINTR : 0;
-	}
-	case UNIQD_IOC_RESOLVE: {
-		struct uniqd_resolve *r = arg;
-		struct fk_entry *e = fk_handle(p, r->handle);
-
-		if (r->reserved)
-			return -EINVAL;
-		if (!e)
-			return -ENOENT;
-		r->len = e->len;
-		r->class_id = e->cls;
-		if (r->buf_len == 0)
-			return 0;
-		if (r->buf_len < e->len)
-			return -ERANGE;
-		memcpy((void *)(uintptr_t)r->buf, e->data, e->len);
-		return 0;
-	}
-	case UNIQD_IOC_DIGEST: {
-		struct uniqd_digest *d = arg;
-		struct fk_entry *e = fk_handle(p, d->handle);
-
-		if (!e)
-			return -ENOENT;
-		memset(d->digest, 0, sizeof(d->digest));
-		memcpy(d->digest, &e->hash, 8);
-		return 0;
-	}
-	case UNIQD_IOC_STATS: {
-		struct uniqd_stats *s = arg;
-
-		memset(s, 0, sizeof(*s));
-		s->entries = p->count;
-		s->bytes = p->bytes;
-		s->hits = p->hits;
-		s->misses = p->misses;
-		s->classes = p->nclasses;
-		s->max_classes = 1024;
-		s->max_entries = fk_max_entries;
-		s->attached = p->attached;
-		return 0;
-	}
-	case UNIQD_IOC_CLASS_INFO: {
-		struct uniqd_class_info *ci = arg;
-
-		if (!ci->class_id || ci->class_id > p->nclasses)
-			return -EBADSLT;
-		ci->name_len = p->class_len[ci->class_id - 1];
-		ci->entries = p->class_entries[ci->class_id - 1];
-		if (ci->name) {
-			if (ci->name_buf_len < ci->name_len)
-				return -ERANGE;
-			memcpy((void *)(uintptr_t)ci->name, p->classes[ci->class_id - 1],
-			       ci->name_len);
-		}
-		return 0;
-	}
-	}
-	return -ENOTTY;
-}
-
-int uq_sys_ioctl(int fd, unsigned long req, void *arg)
-{
-	int fi = fd - 1000, r;
-
-	pthread_mutex_lock(&fk_lock);
-	if (fi < 0 || fi >= FK_FILES || !fk_file_open[fi]) {
-		pthread_mutex_unlock(&fk_lock);
-		errno = EBADF;
-		return -1;
-	}
-	r = fk_ioctl(fi, req, arg);
-	pthread_mutex_unlock(&fk_lock);
-	if (r < 0) {
-		errno = -r;
-		return -1;
-	}
-	return 0;
-}
-
-static unsigned long calls(unsigned long req)
-{
-	return atomic_load(&fk_calls[_IOC_NR(req) & 15]);
-}
-
-static unsigned long pool_calls(void)
-{
-	unsigned long n = 0;
-
-	for (int i = 1; i < 16; i++)
-		n += atomic_load(&fk_calls[i]);
-	return n;
-}
-
 /* ---- helpers -------------------------------------------------------------- */
+
+/*
+ * malloc() as the library sees it (linked with -Wl,--wrap=malloc): it fails
+ * in a thread that asks it to.
+ */
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+static __thread int malloc_fails;
+
+void *__wrap_malloc(size_t size)
+{
+	if (malloc_fails) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_malloc(size);
+}
 
 /* The content of a handle, as the device knows it. */
 static int handle_is(uniqd_pool *p, uint64_t h, uint32_t cls, const void *data,
@@ -496,6 +125,27 @@ static void *class_race(void *arg)
 	return NULL;
 }
 
+/* A thread whose first failure finds no memory for the error record. */
+struct no_memory {
+	pthread_t t;
+	int err[2];
+	char text[2][512];
+};
+
+static void *no_memory_run(void *arg)
+{
+	struct no_memory *m = arg;
+
+	for (int i = 0; i < 2; i++) {
+		malloc_fails = i == 0;
+		errno = 0;
+		m->err[i] = uniqd_open_ex("/dev/nonexistent", "x", 1, 0, NULL) ? 0 : errno;
+		snprintf(m->text[i], sizeof(m->text[i]), "%s", uniqd_last_error());
+	}
+	malloc_fails = 0;
+	return NULL;
+}
+
 /* One call site used with several pools. */
 static uint32_t site_integer(uniqd_pool *p)
 {
@@ -532,9 +182,9 @@ int main(void)
 		ci = uniqd_class(p, "builtin.integer");
 		cf = uniqd_class(p, "builtin.float");
 		CHECK(ci && cf && ci != cf, "%u %u", ci, cf);
-		before = calls(UNIQD_IOC_CLASS);
+		before = fk_calls(UNIQD_IOC_CLASS);
 		CHECK(uniqd_class(p, "builtin.integer") == ci, "again");
-		CHECK(calls(UNIQD_IOC_CLASS) == before, "a known name made a system call");
+		CHECK(fk_calls(UNIQD_IOC_CLASS) == before, "a known name made a system call");
 		CHECK(uniqd_class_n(p, "builtin.float", 13, UNIQD_CLASS_FIND) == cf, "find");
 		CHECK(uniqd_class_n(p, "nope", 4, UNIQD_CLASS_FIND) == 0 && errno == ENOENT,
 		      "find absent: errno %d", errno);
@@ -564,13 +214,13 @@ int main(void)
 		uint64_t h;
 
 		uniqd_cache_stats(&cs0);
-		before = pool_calls();
+		before = fk_pool_calls();
 		for (int i = 0; i < 1000; i++)
 			CHECK(uniqd_intern(p, ci, "i32", 3) == h1, "i %d", i);
 		h = uniqd_intern_ex(p, ci, "i32", 3, 0, &st);
 		CHECK(h == h1 && st == UNIQD_CACHED, "status %u", st);
 		CHECK(uniqd_lookup(p, ci, "i32", 3) == h1, "lookup");
-		CHECK(pool_calls() == before, "%lu system calls", pool_calls() - before);
+		CHECK(fk_pool_calls() == before, "%lu system calls", fk_pool_calls() - before);
 		uniqd_cache_stats(&cs1);
 		CHECK(cs1.hits - cs0.hits == 1002, "hits %llu",
 		      (unsigned long long)(cs1.hits - cs0.hits));
@@ -578,7 +228,7 @@ int main(void)
 
 		h = uniqd_intern_ex(p, ci, "i32", 3, UNIQD_NOCACHE, &st);
 		CHECK(h == h1 && st == 0, "nocache: status %u", st);
-		CHECK(pool_calls() == before + 1, "nocache went to the kernel");
+		CHECK(fk_pool_calls() == before + 1, "nocache went to the kernel");
 		h = uniqd_intern_ex(p, ci, "fresh", 5, 0, &st);
 		CHECK(h && st == UNIQD_CREATED, "fresh: status %u", st);
 	}
@@ -592,15 +242,15 @@ int main(void)
 			big[len - 1] = 'y';
 			h2 = uniqd_intern(p, ci, big, len);
 			CHECK(h2 && handle_is(p, h2, ci, big, len), "len %zu", len);
-			before = pool_calls();
+			before = fk_pool_calls();
 			CHECK(uniqd_intern(p, ci, big, len) == h2, "len %zu again", len);
-			CHECK(pool_calls() == before, "len %zu not cached", len);
+			CHECK(fk_pool_calls() == before, "len %zu not cached", len);
 		}
 		memset(big, 'z', 257);
 		h2 = uniqd_intern(p, ci, big, 257);
-		before = pool_calls();
+		before = fk_pool_calls();
 		CHECK(uniqd_intern(p, ci, big, 257) == h2, "257");
-		CHECK(pool_calls() == before + 1, "a 257-byte key is never cached");
+		CHECK(fk_pool_calls() == before + 1, "a 257-byte key is never cached");
 		memset(big, 'q', sizeof(big));
 		h2 = uniqd_intern(p, ci, big, UNIQD_KEY_MAX);
 		CHECK(h2 != 0, "max key: %s", uniqd_last_error());
@@ -678,12 +328,12 @@ int main(void)
 		CHECK(pb != NULL, "open");
 		if (!pb)
 			break;
-		before = calls(UNIQD_IOC_INTERN_BATCH);
+		before = fk_calls(UNIQD_IOC_INTERN_BATCH);
 		n = uniqd_intern_many(pb, it, N, 0);
 		CHECK(n == N, "done %zu: %s", n, uniqd_last_error());
 		/* Without the duplicates the cache caught: 1000 keys / 100 a call. */
-		CHECK(calls(UNIQD_IOC_INTERN_BATCH) - before <= 10, "%lu calls",
-		      calls(UNIQD_IOC_INTERN_BATCH) - before);
+		CHECK(fk_calls(UNIQD_IOC_INTERN_BATCH) - before <= 10, "%lu calls",
+		      fk_calls(UNIQD_IOC_INTERN_BATCH) - before);
 		for (int i = 0; i < N; i++) {
 			CHECK(it[i].handle && handle_is(p, it[i].handle, it[i].class_id,
 							keys[i], strlen(keys[i])), "item %d", i);
@@ -699,23 +349,23 @@ int main(void)
 		 * direct-mapped cache, so some of pb's slots were taken): only
 		 * the misses go to the kernel, in batches.
 		 */
-		before = pool_calls();
+		before = fk_pool_calls();
 		CHECK(uniqd_intern_many(pb, it, N, 0) == N, "again");
-		CHECK(pool_calls() - before <= 10, "%lu calls", pool_calls() - before);
+		CHECK(fk_pool_calls() - before <= 10, "%lu calls", fk_pool_calls() - before);
 		for (int i = 0; i < N; i++)
 			CHECK(it[i].handle == uniqd_intern(p, it[i].class_id, keys[i],
 							   strlen(keys[i])), "again: item %d", i);
 
 		/* Interrupted calls go on where they stopped. */
 		uniqd_cache_clear();
-		atomic_store(&fk_batch_eintr, 3);
+		fk_batch_eintr_set(3);
 		for (int i = 0; i < N; i++)
 			it[i].handle = 0;
 		CHECK(uniqd_intern_many(pb, it, N, UNIQD_NOCACHE) == N, "EINTR");
 		for (int i = 0; i < N; i++)
 			CHECK(handle_is(p, it[i].handle, it[i].class_id, keys[i],
 					strlen(keys[i])), "EINTR item %d", i);
-		CHECK(atomic_load(&fk_batch_eintr) == 0, "restarts not exercised");
+		CHECK(fk_batch_eintr_left() == 0, "restarts not exercised");
 		uniqd_close(pb);
 		fk_max_batch = UNIQD_BATCH_MAX;
 
@@ -767,12 +417,12 @@ int main(void)
 	}
 
 	th_case("UNIQD_CLASS caches per pool") {
-		unsigned long before = calls(UNIQD_IOC_CLASS);
+		unsigned long before = fk_calls(UNIQD_IOC_CLASS);
 		uint32_t a, b;
 
 		a = site_integer(p);
 		CHECK(a == ci, "%u %u", a, ci);
-		CHECK(calls(UNIQD_IOC_CLASS) == before, "known: no system call");
+		CHECK(fk_calls(UNIQD_IOC_CLASS) == before, "known: no system call");
 		if (q) {
 			uint32_t qf = uniqd_class(q, "q.first");	/* shifts q's ids */
 			uint32_t qi2;
@@ -862,6 +512,19 @@ int main(void)
 		CHECK(!strcmp(uniqd_version(), LIBUNIQD_VERSION_STRING), "version");
 	}
 
+	th_case("the last error without memory for its record") {
+		struct no_memory m;
+
+		memset(&m, 0, sizeof(m));
+		pthread_create(&m.t, NULL, no_memory_run, &m);
+		pthread_join(m.t, NULL);
+		CHECK(m.err[0] == ENOENT, "errno %d", m.err[0]);
+		CHECK(!strcmp(m.text[0], uniqd_strerror(ENOENT)), "'%s'", m.text[0]);
+		/* With memory again, the full sentence. */
+		CHECK(m.err[1] == ENOENT, "errno %d", m.err[1]);
+		CHECK(!strncmp(m.text[1], "open /dev/nonexistent: ", 23), "'%s'", m.text[1]);
+	}
+
 	th_case("UNIQD_NOCACHE in the environment") {
 		uniqd_pool *x;
 		unsigned long before;
@@ -874,9 +537,9 @@ int main(void)
 			uint32_t c = uniqd_class(x, "builtin.integer");
 
 			uniqd_intern(x, c, "i32", 3);
-			before = pool_calls();
+			before = fk_pool_calls();
 			CHECK(uniqd_intern(x, c, "i32", 3) == h1, "same pool, same handle");
-			CHECK(pool_calls() == before + 1, "no cache");
+			CHECK(fk_pool_calls() == before + 1, "no cache");
 			uniqd_close(x);
 		}
 	}
@@ -885,8 +548,7 @@ int main(void)
 		CHECK(uniqd_close(q) == 0, "q");
 		CHECK(uniqd_close(p) == 0, "p");
 		CHECK(uniqd_close(NULL) == 0, "NULL");
-		for (int i = 0; i < FK_FILES; i++)
-			CHECK(!fk_file_open[i], "fd %d left open", 1000 + i);
+		CHECK(fk_files_open() == 0, "%d fake files left open", fk_files_open());
 	}
 	return th_finish();
 }

@@ -240,7 +240,7 @@ static int run_probe(void *ctx, uint64_t ops)
 		uint32_t len;
 		const uint8_t *k = next_present(ctx, &len);
 
-		if (!uq_map_find(&host_pool, 1, k, len))
+		if (!uq_map_find(&host_pool, &uq_tls, 1, k, len))
 			return -1;
 	}
 	return 0;
@@ -326,7 +326,7 @@ static int host(unsigned int rounds)
 		uint32_t len;
 		const uint8_t *k = ub_key(&present, i, &len);
 
-		if (uq_map_find(pool, 1, k, len) != (h->handle_base | (i + 1)))
+		if (uq_map_find(pool, &uq_tls, 1, k, len) != (h->handle_base | (i + 1)))
 			ub_die("host: key %u not found by the probe", i);
 	}
 

@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libuniqd: error names, meanings and the per-thread last-error sentence.
+ *
+ * The record behind the sentence is a couple of KiB: it lives on the heap,
+ * allocated on a thread's first failure and freed when the thread exits
+ * (tls.c), so that the library's thread-locals stay a few dozen bytes and
+ * it can be dlopen()ed. Without memory for the record, uniqd_last_error()
+ * still answers, with uniqd_strerror() of the failure's errno.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 struct uq_last {
-	bool set;
 	enum uq_call call;
 	int err;
 	bool has_pool;
@@ -25,15 +31,26 @@ struct uq_last {
 	char text[1536];
 };
 
-static __thread struct uq_last uq_last;
+/* T's record, allocated on its first failure; NULL without memory. */
+static struct uq_last *uq_last_get(struct uq_tls *t)
+{
+	if (!t->last && uq_tls_register(t))
+		t->last = malloc(sizeof(*t->last));
+	return t->last;
+}
 
 int uq_fail(enum uq_call call, int err, const struct uq_failure *f)
 {
-	struct uq_last *l = &uq_last;
+	struct uq_tls *t = &uq_tls;
 	const void *name = NULL;
+	struct uq_last *l;
 	size_t name_len = 0;
 
-	l->set = true;
+	t->failed = true;
+	t->err = err;
+	l = uq_last_get(t);
+	if (!l)
+		goto out;
 	l->call = call;
 	l->err = err;
 	l->num = f ? f->num : 0;
@@ -61,13 +78,14 @@ int uq_fail(enum uq_call call, int err, const struct uq_failure *f)
 		memcpy(l->subject, f->subject, n);
 		l->subject_len = (uint32_t)n;
 	}
+out:
 	errno = err;
 	return -1;
 }
 
 const char *uniqd_errname(int errnum)
 {
-	static __thread char other[16];
+	char *other = uq_tls.errname;
 
 	switch (errnum) {
 #define E(x) case x: return #x
@@ -84,7 +102,7 @@ const char *uniqd_errname(int errnum)
 	case 0:
 		return "0";
 	}
-	snprintf(other, sizeof(other), "E%d", errnum);
+	snprintf(other, sizeof(uq_tls.errname), "E%d", errnum);
 	return other;
 }
 
@@ -348,12 +366,15 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 
 const char *uniqd_last_error(void)
 {
-	struct uq_last *l = &uq_last;
+	struct uq_tls *t = &uq_tls;
+	struct uq_last *l = t->last;
 	int saved = errno;
 	size_t pos = 0;
 
-	if (!l->set)
+	if (!t->failed)
 		return "no libuniqd call has failed in this thread";
+	if (!l)		/* no memory for the record: a static sentence */
+		return uniqd_strerror(t->err);
 	uq_add_call(l, &pos);
 	uq_add(l->text, sizeof(l->text), &pos, ": %s (%s)", strerror(l->err),
 	       uniqd_errname(l->err));

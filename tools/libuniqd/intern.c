@@ -22,9 +22,10 @@
  * so after uniqd_close() no slot can match again (the dead slots are simply
  * overwritten later).
  *
- * Each thread owns its cache alone: a hit is a few loads, one memcmp() and
- * no lock, atomic or system call. The cache is allocated on first use and
- * freed by a pthread key destructor when the thread exits.
+ * Each thread owns its cache alone: a hit is one thread-local load (the
+ * cache pointer in uq_tls), a few loads, one memcmp() and no lock, atomic
+ * or system call. The cache is allocated on first use and freed by the
+ * pthread key destructor of tls.c when the thread exits.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -63,12 +64,6 @@ struct uq_cache {
 	uint32_t used;
 };
 
-static __thread struct uq_cache *uq_tls_cache
-	__attribute__((tls_model("initial-exec")));
-static pthread_key_t uq_cache_key;
-static pthread_once_t uq_cache_once = PTHREAD_ONCE_INIT;
-static bool uq_cache_key_ok;
-
 static void uq_cache_clear(struct uq_cache *c)
 {
 	for (uint32_t i = 0; i < UQ_CACHE_SLOTS; i++) {
@@ -81,38 +76,25 @@ static void uq_cache_clear(struct uq_cache *c)
 	c->used = 0;
 }
 
-static void uq_cache_destroy(void *arg)
+void uq_cache_free(struct uq_cache *c)
 {
-	struct uq_cache *c = arg;
-
 	if (!c)
 		return;
 	uq_cache_clear(c);
 	free(c);
-	uq_tls_cache = NULL;
 }
 
-static void uq_cache_key_init(void)
-{
-	uq_cache_key_ok = !pthread_key_create(&uq_cache_key, uq_cache_destroy);
-}
-
-/* The calling thread's cache, allocated on first use; NULL if impossible. */
-static struct uq_cache *uq_cache_new(void)
+/* T's cache, allocated on first use; NULL if impossible. */
+static struct uq_cache *uq_cache_new(struct uq_tls *t)
 {
 	struct uq_cache *c;
 
-	pthread_once(&uq_cache_once, uq_cache_key_init);
-	if (!uq_cache_key_ok)
+	if (!uq_tls_register(t))
 		return NULL;	/* without a destructor, the cache would leak */
 	if (posix_memalign((void **)&c, 64, sizeof(*c)))
 		return NULL;
 	memset(c, 0, sizeof(*c));
-	if (pthread_setspecific(uq_cache_key, c)) {
-		free(c);
-		return NULL;
-	}
-	uq_tls_cache = c;
+	t->cache = c;
 	return c;
 }
 
@@ -195,7 +177,7 @@ static void uq_cache_put(struct uq_cache *c, uint32_t serial, uint32_t class_id,
 
 int uniqd_cache_stats(struct uniqd_cache_stats *st)
 {
-	struct uq_cache *c = uq_tls_cache;
+	struct uq_cache *c = uq_tls.cache;
 
 	if (!st)
 		return uq_fail(UQ_CALL_ARGS, EINVAL, NULL);
@@ -212,8 +194,10 @@ int uniqd_cache_stats(struct uniqd_cache_stats *st)
 
 void uniqd_cache_clear(void)
 {
-	if (uq_tls_cache)
-		uq_cache_clear(uq_tls_cache);
+	struct uq_cache *c = uq_tls.cache;
+
+	if (c)
+		uq_cache_clear(c);
 }
 
 /* ---- single keys --------------------------------------------------------- */
@@ -227,6 +211,7 @@ uint64_t uniqd_intern_ex(uniqd_pool *pool, uint32_t class_id,
 {
 	bool lookup = flags & UNIQD_NOCREATE;
 	enum uq_call call = lookup ? UQ_CALL_LOOKUP : UQ_CALL_INTERN;
+	struct uq_tls *t = &uq_tls;	/* the call's one thread-local access */
 	struct uq_cache *c = NULL;
 	struct uniqd_key k;
 	uint64_t hash = 0;
@@ -244,9 +229,9 @@ uint64_t uniqd_intern_ex(uniqd_pool *pool, uint32_t class_id,
 		return 0;
 	}
 	if (likely(!pool->nocache && len <= UQ_HEAP_MAX)) {
-		c = uq_tls_cache;
+		c = t->cache;
 		if (unlikely(!c))
-			c = uq_cache_new();
+			c = uq_cache_new(t);
 		if (likely(c)) {
 			hash = uq_key_hash(pool, class_id, data, len);
 			if (!(flags & UNIQD_NOCACHE)) {
@@ -266,7 +251,7 @@ uint64_t uniqd_intern_ex(uniqd_pool *pool, uint32_t class_id,
 
 	/* Content any process interned is in the mapping: no system call. */
 	if (pool->map.base && !(flags & UNIQD_NOCACHE)) {
-		uint64_t h = uq_map_find(pool, class_id, data, len);
+		uint64_t h = uq_map_find(pool, t, class_id, data, len);
 
 		if (h) {
 			if (status)
@@ -362,6 +347,7 @@ size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 	uint64_t hashes[UQ_CHUNK];
 	uint32_t map[UQ_CHUNK], dup_item[UQ_CHUNK], dup_of[UQ_CHUNK];
 	uint16_t seen[UQ_SEEN];
+	struct uq_tls *t = &uq_tls;
 	struct uq_cache *c = NULL;
 	uint32_t chunk;
 	size_t i = 0;
@@ -373,9 +359,9 @@ size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 	}
 	chunk = pool->max_batch < UQ_CHUNK ? pool->max_batch : UQ_CHUNK;
 	if (!pool->nocache) {
-		c = uq_tls_cache;
+		c = t->cache;
 		if (!c)
-			c = uq_cache_new();
+			c = uq_cache_new(t);
 	}
 
 	while (i < count) {
@@ -443,7 +429,7 @@ size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 				c->misses++;
 			}
 			if (pool->map.base && use_cache) {
-				uint64_t h = uq_map_find(pool, it->class_id,
+				uint64_t h = uq_map_find(pool, t, it->class_id,
 							 it->data, it->len);
 
 				if (h) {

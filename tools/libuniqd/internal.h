@@ -106,11 +106,43 @@ struct uq_failure {
  */
 int uq_fail(enum uq_call call, int err, const struct uq_failure *f) UQ_HIDDEN;
 
+/*
+ * The per-thread state (tls.c). Small on purpose: a library loaded by
+ * dlopen() gets its thread-locals from a few hundred bytes glibc keeps for
+ * all such libraries, or else from slower dynamic TLS. What is large lives
+ * on the heap behind a pointer here and is freed when the thread exits.
+ * No initial-exec: that model is what stops dlopen() ("cannot allocate
+ * memory in static TLS block").
+ */
+struct uq_cache;
+struct uq_last;
+
+struct uq_tls {
+	struct uq_cache *cache;		/* intern.c, allocated on first use */
+	struct uq_last *last;		/* error.c, allocated on first failure */
+	uint64_t map_hits;		/* for uniqd_map_info() */
+	uint64_t map_misses;
+	int err;			/* the last failure's errno */
+	bool failed;			/* a call has failed in this thread */
+	bool registered;		/* the exit destructor is armed */
+	char errname[16];		/* uniqd_errname() of an unknown errno */
+};
+
+extern __thread struct uq_tls uq_tls UQ_HIDDEN;
+
+/*
+ * Arm the destructor that frees T's heap state when the thread exits. false
+ * if that is impossible: then the caller must not allocate.
+ */
+bool uq_tls_register(struct uq_tls *t) UQ_HIDDEN;
+/* Free a thread's cache (intern.c), for the destructor. */
+void uq_cache_free(struct uq_cache *c) UQ_HIDDEN;
+
 /* The mapping: set up after ATTACH, torn down by uniqd_close(). */
 void uq_map_open(uniqd_pool *pool, bool off) UQ_HIDDEN;
 void uq_map_close(uniqd_pool *pool) UQ_HIDDEN;
-/* The handle of (class, content) if the mapping holds it, else 0. */
-uint64_t uq_map_find(const uniqd_pool *pool, uint32_t class_id,
+/* The handle of (class, content) if the mapping holds it, else 0; counted in T. */
+uint64_t uq_map_find(const uniqd_pool *pool, struct uq_tls *t, uint32_t class_id,
 		     const void *data, size_t len) UQ_HIDDEN;
 /* The mapped record of HANDLE, or NULL (then ask the kernel). */
 const struct uniqd_map_rec *uq_map_rec(const uniqd_pool *pool,

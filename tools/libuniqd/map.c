@@ -24,10 +24,6 @@
 
 #define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
-/* The calling thread's mapped lookups, for uniqd_map_info(). */
-static __thread uint64_t uq_map_hits __attribute__((tls_model("initial-exec")));
-static __thread uint64_t uq_map_misses __attribute__((tls_model("initial-exec")));
-
 static int uq_map_check(const struct uniqd_map_header *h, size_t page)
 {
 	if (h->magic != UNIQD_MAP_MAGIC || h->version != UNIQD_MAP_VERSION ||
@@ -127,8 +123,8 @@ static const struct uniqd_map_rec *uq_map_entry(const struct uq_map *m,
 	return r;
 }
 
-uint64_t uq_map_find(const uniqd_pool *p, uint32_t class_id, const void *data,
-		     size_t len)
+uint64_t uq_map_find(const uniqd_pool *p, struct uq_tls *t, uint32_t class_id,
+		     const void *data, size_t len)
 {
 	const struct uq_map *m = &p->map;
 	uint64_t w, mask, off, h;
@@ -159,11 +155,11 @@ uint64_t uq_map_find(const uniqd_pool *p, uint32_t class_id, const void *data,
 		r = uq_map_entry(m, (uint32_t)v);
 		if (r && r->class_id == class_id && r->len == len &&
 		    !memcmp(r->data, data, len)) {
-			uq_map_hits++;
+			t->map_hits++;
 			return m->handle_base | (uint32_t)v;
 		}
 	}
-	uq_map_misses++;
+	t->map_misses++;
 	return 0;
 }
 
@@ -220,7 +216,7 @@ int uniqd_map_info(const uniqd_pool *pool, struct uniqd_map_info *info)
 	info->size = pool->map.base ? pool->map.size : 0;
 	info->error = pool->map.error;
 	info->off = pool->map.off;
-	info->hits = uq_map_hits;
-	info->misses = uq_map_misses;
+	info->hits = uq_tls.map_hits;
+	info->misses = uq_tls.map_misses;
 	return 0;
 }
