@@ -36,10 +36,14 @@ $(B)/gcc-plugin/%.o: tools/gcc-plugin/%.cc $(wildcard tools/gcc-plugin/*.h) $(LI
 
 # --exclude-libs: libuniqd's symbols stay inside the plugin too, so that a
 # cc1 that meets another libuniqd (a preloaded one) binds each to its own.
+# The C++ runtime is linked in as well: cc1 does not load libstdc++.so, and
+# loading it for the plugin cost every compilation 3.8M instructions (a
+# quarter of compiling an empty file), against 0.5M for the plugin alone.
 $(GCC_PLUGIN_SO): $(GCC_PLUGIN_OBJS) $(LIBUNIQD_A)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -shared -fPIC -Wl,-z,relro -Wl,-z,now \
-		-Wl,--exclude-libs,ALL $(GCC_PLUGIN_OBJS) $(LIBUNIQD_A) -pthread -o $@
+		-static-libstdc++ -static-libgcc -Wl,--exclude-libs,ALL \
+		$(GCC_PLUGIN_OBJS) $(LIBUNIQD_A) -pthread -o $@
 
 install-user: install-gcc-plugin
 install-gcc-plugin: $(GCC_PLUGIN_SO)
