@@ -10,7 +10,7 @@
 #
 #   tools/deb-check.sh [--keep] [OUTDIR]
 #
-# With OUTDIR, the four .deb files are copied there (tools/testing/vm/
+# With OUTDIR, the five .deb files are copied there (tools/testing/vm/
 # debian-root.sh installs them into a Debian root). Exit status 0 when every
 # check passed.
 set -uo pipefail
@@ -41,6 +41,7 @@ fi
 
 arch=$(dpkg --print-architecture)
 multi=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+gccplugin=$(gcc -print-file-name=plugin)
 declare -A want=(
 	[uniqd-dkms_${ver}_all]="usr/src/uniqd-$ver/dkms.conf usr/src/uniqd-$ver/VERSION
 		usr/src/uniqd-$ver/Kbuild usr/src/uniqd-$ver/uniqd/main.c
@@ -53,6 +54,7 @@ declare -A want=(
 		usr/share/man/man3/uniqd_intern.3.gz usr/share/man/man4/uniqd.4.gz"
 	[uniqd-tools_${ver}_$arch]="usr/bin/uniqdctl usr/bin/uniqd-b3sum
 		usr/share/man/man8/uniqdctl.8.gz usr/share/man/man1/uniqd-b3sum.1.gz"
+	[uniqd-gcc-plugin_${ver}_$arch]="${gccplugin#/}/uniqd.so"
 )
 for deb in "${!want[@]}"; do
 	f=$work/$deb.deb
@@ -75,7 +77,14 @@ for deb in "${!want[@]}"; do
 	fi
 done
 n=$(find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' | wc -l)
-if [ "$n" = 4 ]; then ok packages; else bad packages "$n packages built, not 4"; fi
+if [ "$n" = 5 ]; then ok packages; else bad packages "$n packages built, not 5"; fi
+
+# The plugin package follows the compiler it is built for.
+if dpkg-deb -f "$work/uniqd-gcc-plugin_${ver}_$arch.deb" Depends 2>/dev/null | grep -qw gcc-12; then
+	ok gcc-plugin-depends
+else
+	bad gcc-plugin-depends "Depends '$(dpkg-deb -f "$work/uniqd-gcc-plugin_${ver}_$arch.deb" Depends 2>&1)'"
+fi
 
 # The module version DKMS will build is the package's.
 pv=$(dpkg-deb --fsys-tarfile "$work/uniqd-dkms_${ver}_all.deb" |

@@ -10,7 +10,8 @@
 # liblmdb-dev for the benchmarks' LMDB peer (tools/bench/ubench_lmdb.c);
 # linux-image-rt-amd64 is Debian's 6.1 PREEMPT_RT kernel (6.1-rt); debhelper,
 # dh-dkms, lintian and dpkg-dev build and check the Debian packages;
-# debootstrap and e2fsprogs (mkfs.ext4 -d) make the full-system guest.
+# debootstrap and e2fsprogs (mkfs.ext4 -d) make the full-system guest;
+# g++ and gcc-12-plugin-dev build the GCC plugin (tools/gcc-plugin/).
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
@@ -18,7 +19,8 @@ want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       linux-image-amd64 linux-headers-amd64 gnuplot-nox pkg-config dkms
       linux-source-6.12 build-essential liblmdb-dev
       linux-image-rt-amd64 linux-headers-rt-amd64
-      debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs)
+      debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs
+      g++ gcc-12-plugin-dev)
 
 missing=()
 for p in "${want[@]}"; do

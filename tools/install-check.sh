@@ -49,6 +49,7 @@ for f in "$p/lib/libuniqd.so.$ver" "$p/lib/libuniqd.so.1" "$p/lib/libuniqd.so" \
 	 "$p/share/man/man4/uniqd.4" "$p/share/man/man8/uniqdctl.8" \
 	 "$d/usr/lib/udev/rules.d/60-uniqd.rules" \
 	 "$d/usr/lib/modules-load.d/uniqd.conf" \
+	 "$d$(${CC:-gcc} -print-file-name=plugin)/uniqd.so" \
 	 "$d/lib/modules/$kver/extra/uniqd.ko" \
 	 "$d/lib/modules/$kver/modules.dep"; do
 	[ -e "$f" ] || missing+=("${f#"$d"}")

@@ -54,7 +54,7 @@ static inline uint64_t uq_mix(uint64_t a, uint64_t b)
 static inline uint64_t uq_hash(const void *data, size_t len,
 				      uint64_t seed)
 {
-	const uint8_t *p = data;
+	const uint8_t *p = (const uint8_t *)data;	/* also C++ */
 	uint64_t a, b;
 
 	seed ^= uq_mix(seed ^ UQ_H0, UQ_H1);

@@ -47,6 +47,8 @@ if [ "$mode" = check ]; then
 	"$top/tools/testing/native.sh" "$B/native" >> "$host"
 	# make install into a staging DESTDIR, and dkms build for 6.1 and 6.12.
 	"$top/tools/install-check.sh" >> "$host" 2>"$R/host/install-check.log"
+	# The GCC plugin and the layout check on its logs (no kernel needed).
+	"$top/tools/testing/plugin-check.sh" >> "$host" 2>"$R/host/plugin-check.log"
 	"$top/tools/dkms-check.sh" >> "$host" 2>"$R/host/dkms-check.log"
 	"$top/tools/version-check.sh" "$B" >> "$host" 2>"$R/host/version-check.log"
 	# dpkg-buildpackage, the packages' contents, lintian.

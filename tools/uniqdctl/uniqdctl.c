@@ -24,6 +24,7 @@
 #include <linux/uniqd.h>
 
 #include "libuniqd.h"
+#include "layouts.h"
 
 #define EXIT_ABSENT	1
 #define EXIT_USAGE	2
@@ -42,6 +43,7 @@ static struct {
 	bool raw;
 	bool existing;
 	bool create_new;
+	bool strict;
 	unsigned int share;
 	struct uniqd_limits limits;
 	double seconds;
@@ -66,6 +68,8 @@ static void usage(FILE *f)
 "                       class's): handle, class, length, content\n"
 "  hold [POOL]          attach (creating the pool) and keep it alive until\n"
 "                       interrupted or --seconds pass\n"
+"  layouts              tags the GCC plugin saw with more than one layout\n"
+"                       (exit 1 on an ABI mismatch; see --strict)\n"
 "\n"
 "Without KEY arguments, intern and lookup read keys from standard input, one\n"
 "a line; the argument '-' is all of standard input as one key.\n"
@@ -84,6 +88,7 @@ static void usage(FILE *f)
 "      --max-bytes N, --max-entries N, --max-classes N\n"
 "                       limits of a pool created now (0: the module's)\n"
 "      --seconds N      hold: release after N seconds\n"
+"      --strict         layouts: names-only differences fail too\n"
 "  -d, --device PATH    the device (default /dev/uniqd)\n"
 "  -h, --help           this text\n"
 "\n"
@@ -917,7 +922,7 @@ static uint64_t parse_u64(const char *name, const char *s)
 int main(int argc, char **argv)
 {
 	enum { O_SHARE_GROUP = 256, O_SHARE_ALL, O_MAX_BYTES, O_MAX_ENTRIES,
-	       O_MAX_CLASSES, O_SECONDS, O_RAW };
+	       O_MAX_CLASSES, O_SECONDS, O_RAW, O_STRICT };
 	static const struct option longopts[] = {
 		{ "pool", required_argument, NULL, 'p' },
 		{ "class", required_argument, NULL, 'c' },
@@ -933,6 +938,7 @@ int main(int argc, char **argv)
 		{ "max-entries", required_argument, NULL, O_MAX_ENTRIES },
 		{ "max-classes", required_argument, NULL, O_MAX_CLASSES },
 		{ "seconds", required_argument, NULL, O_SECONDS },
+		{ "strict", no_argument, NULL, O_STRICT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -954,6 +960,7 @@ int main(int argc, char **argv)
 		case 'd': opt.device = optarg; break;
 		case 'x': opt.hex = true; break;
 		case O_RAW: opt.raw = true; break;
+		case O_STRICT: opt.strict = true; break;
 		case 'j': opt.json = true; break;
 		case 'e': opt.existing = true; break;
 		case 'n': opt.create_new = true; break;
@@ -1016,6 +1023,10 @@ int main(int argc, char **argv)
 		return cmd_hold(argc, argv);
 	if (!strcmp(cmd, "dump"))
 		return cmd_dump(argc, argv);
+	if (!strcmp(cmd, "layouts"))
+		return cmd_layouts(&(struct layouts_opts){ .device = opt.device, .pool = opt.pool,
+							    .json = opt.json, .strict = opt.strict },
+				   argc, argv);
 	if (!strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `uniqdctl layouts` without a kernel: replays the logs of GCC plugin runs
+ * (table=private, one log per compiler process) into a pool that lives in
+ * this process, and runs the checker's own code (layouts.c, included) on
+ * it. Each log's handles are private to its process; the replay maps them
+ * back to their content and gives equal content one handle, as a uniqd
+ * pool would. tools/testing/plugin-check.sh drives it.
+ *
+ *	layouts_replay [--json] [--strict] LOG...    the report, its exit status
+ *	layouts_replay --print LOG                  CLASS<TAB>CONTENT per line
+ */
+#include <stdbool.h>
+
+#include "../../tools/uniqdctl/layouts.c"
+
+struct entry {
+	uint32_t class_id;
+	size_t len;
+	unsigned char *data;
+};
+
+static struct entry *pool_entries;
+static size_t pool_n;
+static const char *const class_names[] = {
+	NULL, GK_CLASS_IDENT, GK_CLASS_UNIT, GK_CLASS_TAG, GK_CLASS_LAYOUT, GK_CLASS_USE,
+};
+#define NCLASSES	(sizeof(class_names) / sizeof(class_names[0]))
+#define USE_CLASS	5	/* gcc.use's index in class_names */
+#define HANDLE_BASE	(7ULL << 32)
+
+/* ---- the stand-in pool: the libuniqd calls layouts.c makes ---------------- */
+
+uniqd_pool *uniqd_open_ex(const char *device, const void *name, size_t name_len,
+			  unsigned int flags, const struct uniqd_limits *limits)
+{
+	static int pool;
+
+	(void)device, (void)name, (void)name_len, (void)flags, (void)limits;
+	return (uniqd_pool *)&pool;
+}
+
+int uniqd_close(uniqd_pool *pool)
+{
+	(void)pool;
+	return 0;
+}
+
+const char *uniqd_last_error(void)
+{
+	return "replayed pool";
+}
+
+uint32_t uniqd_class_n(uniqd_pool *pool, const void *name, size_t len, unsigned int flags)
+{
+	(void)pool, (void)flags;
+	for (uint32_t i = 1; i < NCLASSES; i++)
+		if (strlen(class_names[i]) == len && !memcmp(class_names[i], name, len))
+			return i;
+	errno = ENOENT;
+	return 0;
+}
+
+int uniqd_foreach(uniqd_pool *pool, uint32_t class_id, unsigned int flags,
+		  uniqd_foreach_fn fn, void *arg)
+{
+	(void)pool, (void)flags;
+	for (size_t i = 0; i < pool_n; i++) {
+		int r;
+
+		if (class_id && pool_entries[i].class_id != class_id)
+			continue;
+		r = fn(arg, HANDLE_BASE | (i + 1), pool_entries[i].class_id,
+		       pool_entries[i].data, pool_entries[i].len);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+void *uniqd_resolve_alloc(uniqd_pool *pool, uint64_t handle, size_t *len, uint32_t *class_id)
+{
+	size_t i = (size_t)(handle & 0xffffffff) - 1;
+	char *s;
+
+	(void)pool;
+	if ((handle & ~0xffffffffULL) != HANDLE_BASE || i >= pool_n) {
+		errno = ENOENT;
+		return NULL;
+	}
+	s = xrealloc(NULL, pool_entries[i].len + 1);
+	memcpy(s, pool_entries[i].data, pool_entries[i].len);
+	s[pool_entries[i].len] = '\0';
+	*len = pool_entries[i].len;
+	if (class_id)
+		*class_id = pool_entries[i].class_id;
+	return s;
+}
+
+static uint64_t pool_intern(uint32_t class_id, const unsigned char *data, size_t len)
+{
+	struct entry *e;
+
+	for (size_t i = 0; i < pool_n; i++)
+		if (pool_entries[i].class_id == class_id && pool_entries[i].len == len &&
+		    !memcmp(pool_entries[i].data, data, len))
+			return HANDLE_BASE | (i + 1);
+	pool_entries = xrealloc(pool_entries, (pool_n + 1) * sizeof(*pool_entries));
+	e = &pool_entries[pool_n++];
+	e->class_id = class_id;
+	e->len = len;
+	e->data = xrealloc(NULL, len + 1);
+	memcpy(e->data, data, len);
+	return HANDLE_BASE | pool_n;
+}
+
+/* ---- reading a log ----------------------------------------------------------- */
+
+struct line {
+	uint64_t handle;	/* the process's own */
+	uint32_t class_id;
+	unsigned char *data;
+	size_t len;
+};
+
+static int unhex(const char *s, size_t n, unsigned char *out)
+{
+	if (n % 2)
+		return -1;
+	for (size_t i = 0; i < n; i += 2) {
+		unsigned int v;
+
+		if (sscanf(s + i, "%2x", &v) != 1)
+			return -1;
+		out[i / 2] = (unsigned char)v;
+	}
+	return 0;
+}
+
+/* "<handle hex 16>\t<class>\t<content hex>" */
+static struct line *read_log(const char *path, size_t *count)
+{
+	FILE *f = fopen(path, "r");
+	struct line *lines = NULL;
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+	ssize_t len;
+
+	if (!f) {
+		fprintf(stderr, "layouts_replay: %s: %s\n", path, strerror(errno));
+		exit(EXIT_ERROR);
+	}
+	while ((len = getline(&buf, &cap, f)) > 0) {
+		char *t1 = strchr(buf, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+		struct line *l;
+
+		if (buf[len - 1] == '\n')
+			buf[--len] = '\0';
+		if (!t1 || !t2 || t1 - buf != 16) {
+			fprintf(stderr, "layouts_replay: %s: not a log line: %s\n", path, buf);
+			exit(EXIT_ERROR);
+		}
+		*t1 = *t2 = '\0';
+		lines = xrealloc(lines, (n + 1) * sizeof(*lines));
+		l = &lines[n++];
+		l->handle = strtoull(buf, NULL, 16);
+		l->class_id = uniqd_class_n(NULL, t1 + 1, strlen(t1 + 1), 0);
+		l->len = strlen(t2 + 1) / 2;
+		l->data = xrealloc(NULL, l->len + 1);
+		if (!l->class_id || unhex(t2 + 1, strlen(t2 + 1), l->data)) {
+			fprintf(stderr, "layouts_replay: %s: bad class or content: %s\n", path,
+				t1 + 1);
+			exit(EXIT_ERROR);
+		}
+		l->data[l->len] = '\0';
+	}
+	free(buf);
+	fclose(f);
+	*count = n;
+	return lines;
+}
+
+static const struct line *find_line(const struct line *l, size_t n, uint64_t handle)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i].handle == handle && l[i].class_id != USE_CLASS)
+			return &l[i];
+	fprintf(stderr, "layouts_replay: a gcc.use record names 0x%016" PRIx64
+		", which its log does not hold\n", handle);
+	exit(EXIT_ERROR);
+}
+
+static void replay(const char *path)
+{
+	size_t n;
+	struct line *l = read_log(path, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct gk_use u;
+		unsigned char rec[GK_USE_LEN];
+		const struct line *x;
+
+		if (l[i].class_id != USE_CLASS) {
+			pool_intern(l[i].class_id, l[i].data, l[i].len);
+			continue;
+		}
+		if (l[i].len != GK_USE_LEN) {
+			fprintf(stderr, "layouts_replay: %s: a gcc.use record of %zu bytes\n",
+				path, l[i].len);
+			exit(EXIT_ERROR);
+		}
+		gk_use_decode(&u, l[i].data);
+		x = find_line(l, n, u.unit);
+		u.unit = pool_intern(x->class_id, x->data, x->len);
+		x = find_line(l, n, u.tag);
+		u.tag = pool_intern(x->class_id, x->data, x->len);
+		x = find_line(l, n, u.layout);
+		u.layout = pool_intern(x->class_id, x->data, x->len);
+		gk_use_encode(rec, &u);
+		pool_intern(USE_CLASS, rec, GK_USE_LEN);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct layouts_opts o = { .pool = "replay" };
+	int i = 1;
+
+	if (argc == 3 && !strcmp(argv[1], "--print")) {
+		size_t n;
+		struct line *l = read_log(argv[2], &n);
+
+		for (size_t k = 0; k < n; k++) {
+			printf("%s\t", class_names[l[k].class_id]);
+			if (l[k].class_id == USE_CLASS)
+				for (size_t b = 0; b < l[k].len; b++)
+					printf("%02x", l[k].data[b]);
+			else
+				fwrite(l[k].data, 1, l[k].len, stdout);
+			putchar('\n');
+		}
+		return 0;
+	}
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--json"))
+			o.json = true;
+		else if (!strcmp(argv[i], "--strict"))
+			o.strict = true;
+		else
+			break;
+	}
+	if (i == argc) {
+		fprintf(stderr, "usage: layouts_replay [--json] [--strict] LOG...\n"
+			"       layouts_replay --print LOG\n");
+		return EXIT_ERROR;
+	}
+	for (; i < argc; i++)
+		replay(argv[i]);
+	return cmd_layouts(&o, 0, NULL);
+}

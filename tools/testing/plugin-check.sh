@@ -1,0 +1,251 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The GCC plugin natively (no kernel needed): builds tests/gcc-plugin/ with
+# gcc -fplugin=build/gcc-plugin/uniqd.so and checks what it logs (table=
+# private), that the objects are byte-identical to a build without it
+# (table=none, table=private, table=uniqd without a /dev/uniqd), its one
+# warning, bad arguments, -fsyntax-only, C++; and runs the layout check on
+# the logs (build/native/layouts_replay). One result line per check:
+#
+#   ok host:plugin.<check>
+#   not ok host:plugin.<check>: why
+#
+#   tools/testing/plugin-check.sh [--keep]
+#
+# The VM test of `uniqdctl layouts` against a real pool is tests/layouts_check.c.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+keep=
+[ "${1:-}" = --keep ] && keep=1
+plugin=$top/build/gcc-plugin/uniqd.so
+replay=$top/build/native/layouts_replay
+src=$top/tests/gcc-plugin
+work=$(mktemp -d /tmp/uniqd-plugin-check.XXXXXX)
+[ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
+failed=0
+ok() { echo "ok host:plugin.$1"; }
+bad() { echo "not ok host:plugin.$1: $2"; failed=1; }
+warning_re='^uniqd plugin: .*; compiling without uniqd$'
+
+if [ ! -f "$plugin" ] || [ ! -x "$replay" ]; then
+	bad build "no $plugin or $replay (make userspace)"
+	exit 1
+fi
+# GCC looks up two symbols; libuniqd and the plugin's own code stay hidden.
+exports=$(nm -D --defined-only "$plugin" | awk '{print $3}')
+if grep -qx plugin_init <<<"$exports" && grep -qx plugin_is_GPL_compatible <<<"$exports" &&
+   ! grep -qE 'uniqd_|uq_' <<<"$exports"; then
+	ok exports
+else
+	bad exports "$(grep -E 'uniqd_|uq_' <<<"$exports" | head -n 3 | tr '\n' ' ')"
+fi
+
+# Units are compiled from inside tests/gcc-plugin, as a build compiles its
+# tree: their names and header paths in keys are relative to it.
+cd "$src" || exit 1
+
+# cc PLUGIN-ARGS... -- GCC-ARGS...: gcc with the plugin; stderr to $work/err.
+cc_plugin() {
+	local pa=()
+	while [ "$1" != -- ]; do pa+=("-fplugin-arg-uniqd-$1"); shift; done
+	shift
+	gcc -fplugin="$plugin" "${pa[@]}" "$@" 2>"$work/err"
+}
+
+# Loading: libuniqd inside a dlopen()ed plugin must not need static TLS.
+if gcc -fplugin="$plugin" -fplugin-arg-uniqd-table=none -fsyntax-only a.c 2>"$work/err"; then
+	ok load
+else
+	bad load "$(head -n 1 "$work/err")"
+	# Go on through glibc's tunable, to test the rest (a workaround only).
+	export GLIBC_TUNABLES=glibc.rtld.optional_static_tls=4096
+fi
+
+# ---- keys ----------------------------------------------------------------------
+if cc_plugin table=private log="$work/a.log" stats="$work/a.stats" -- -c -O2 a.c -o "$work/a.o" &&
+   [ ! -s "$work/err" ]; then
+	ok compile
+else
+	bad compile "status $?: $(head -n 2 "$work/err" | tr '\n' ' ')"
+fi
+"$replay" --print "$work/a.log" >"$work/a.txt" 2>"$work/replay.err"
+
+missing=
+for id in shape_area cfg_apply struct kind visible __zone_off local_only size_t; do
+	grep -qx "gcc.ident	$id" "$work/a.txt" || missing+=" $id"
+done
+if [ -z "$missing" ] && [ "$(grep -c '^gcc.ident	' "$work/a.txt")" -gt 2000 ]; then
+	ok identifiers
+else
+	bad identifiers "missing:${missing:- none}, $(grep -c '^gcc.ident	' "$work/a.txt") identifiers"
+fi
+
+if [ "$(grep '^gcc.unit	' "$work/a.txt")" = "gcc.unit	a.c" ]; then
+	ok unit
+else
+	bad unit "$(grep '^gcc.unit	' "$work/a.txt" | head -n 2 | tr '\n' ' ')"
+fi
+
+# Every tag and layout of the test's headers, exactly (bitfields, a zero-width
+# one, 2-D arrays, nested anonymous aggregates, an enum, function pointers,
+# a typedef'd anonymous struct, a flexible array); nothing from a.c itself.
+grep -E '^gcc\.(tag|layout)	.*@inc/' "$work/a.txt" >"$work/a.keys"
+if diff -u "$src/a.expected" "$work/a.keys" >"$work/keys.diff" &&
+   ! grep -q 'local_only' <(grep -E '^gcc\.(tag|layout)	' "$work/a.txt"); then
+	ok layout-keys
+else
+	bad layout-keys "$(grep -m 2 '^[-+][^-+]' "$work/keys.diff" | cut -c1-200 | tr '\n' ' ')"
+fi
+
+tags=$(grep -c '^gcc.tag	' "$work/a.txt")
+uses=$(grep -c '^gcc.use	' "$work/a.txt")
+lines=$(wc -l <"$work/a.log")
+if [ "$uses" = "$tags" ] && [ "$tags" -gt 0 ] &&
+   grep -qx "unit=a.c interns=$lines cached=0 mapped=0 syscalls=0 created=$lines" "$work/a.stats"; then
+	ok uses-and-stats
+else
+	bad uses-and-stats "$tags tags, $uses uses, $lines log lines; stats: $(cat "$work/a.stats")"
+fi
+
+# ---- the layout check on the logs ---------------------------------------------
+cc_plugin table=private log="$work/b.log" -- -c -DCFG_TRACE -DSTAMP_PUBLIC b.c -o "$work/b.o"
+cc_plugin table=private log="$work/b0.log" -- -c b.c -o "$work/b0.o"
+cc_plugin table=private log="$work/b1.log" -- -c -DSTAMP_PUBLIC b.c -o "$work/b1.o"
+
+"$replay" "$work/a.log" "$work/b.log" >"$work/r.out" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -qx 'struct cfg@inc/cfg.h:6: ABI mismatch, 2 layouts' "$work/r.out" &&
+   grep -qx '    ! trace @64:64 \*char' "$work/r.out" &&
+   grep -qx 'struct stamp@inc/stamp.h:7: names-only mismatch, 2 layouts' "$work/r.out" &&
+   grep -qx '1 tag with an ABI mismatch, 1 with names-only differences; 7 tags, 2 units checked' \
+	"$work/r.out"; then
+	ok check.planted
+else
+	bad check.planted "status $rc: $(head -n 3 "$work/r.out" | tr '\n' ' ')"
+fi
+
+"$replay" "$work/a.log" "$work/b0.log" >"$work/r.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && grep -q '^no tag has more than one layout; 7 tags, 2 units' "$work/r.out"; then
+	ok check.clean
+else
+	bad check.clean "status $rc: $(head -n 3 "$work/r.out" | tr '\n' ' ')"
+fi
+
+"$replay" "$work/a.log" "$work/b1.log" >"$work/r.out" 2>&1
+rc=$?
+"$replay" --strict "$work/a.log" "$work/b1.log" >/dev/null 2>&1
+rcs=$?
+if [ $rc = 0 ] && [ $rcs = 1 ] && grep -q '^struct stamp@inc/stamp.h:7: names-only' "$work/r.out" &&
+   ! grep -q ': ABI mismatch,' "$work/r.out"; then
+	ok check.names-only
+else
+	bad check.names-only "status $rc (--strict $rcs): $(head -n 2 "$work/r.out" | tr '\n' ' ')"
+fi
+
+"$replay" --json "$work/a.log" "$work/b.log" >"$work/r.json" 2>&1
+if python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+k = {m["tag"]: m["kind"] for m in d["mismatches"]}
+assert k == {"struct cfg@inc/cfg.h:6": "ABI", "struct stamp@inc/stamp.h:7": "names-only"}, k
+assert d["abi_mismatches"] == 1 and d["units"] == 2' "$work/r.json" 2>"$work/json.err"; then
+	ok check.json
+else
+	bad check.json "$(tail -n 1 "$work/json.err")"
+fi
+
+# ---- the same objects ------------------------------------------------------------
+# -g records the command line (DW_AT_producer) and -flto streams it: the
+# plugin keeps its own options out of both.
+same=
+for flags in "-O2" "-O2 -g" "-O0 -g3" "-O2 -g -flto -frandom-seed=1"; do
+	# shellcheck disable=SC2086
+	gcc -c $flags a.c -o "$work/ref.o" || same+=" (no reference for $flags)"
+	for t in none private uniqd; do
+		[ $t = uniqd ] && [ -e /dev/uniqd ] && continue
+		# shellcheck disable=SC2086
+		cc_plugin table=$t -- -c $flags a.c -o "$work/p.o"
+		cmp -s "$work/ref.o" "$work/p.o" || same+=" table=$t/$flags"
+	done
+done
+if [ -z "$same" ]; then ok same-objects; else bad same-objects "differ:$same"; fi
+
+# ---- never breaks a build -----------------------------------------------------------
+gcc -c -O2 a.c -o "$work/ref.o"
+if [ -e /dev/uniqd ]; then
+	echo "skip host:plugin.no-device: this machine has a /dev/uniqd"
+else
+	cc_plugin pool=any -- -c -O2 -Wall -Werror a.c -o "$work/p.o"
+	rc=$?
+	if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
+	   grep -qx 'uniqd plugin: open /dev/uniqd: No such file or directory (ENOENT): .*; compiling without uniqd' \
+		"$work/err" && cmp -s "$work/ref.o" "$work/p.o"; then
+		ok no-device
+	else
+		bad no-device "status $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
+	fi
+fi
+
+for case in unknown:bogus=1 table:table=fast no-value:pool empty:pool= long-pool:pool=$(printf "%0256d" 0); do
+	name=${case%%:*} arg=${case#*:}
+	cc_plugin "$arg" -- -c -O2 -Werror a.c -o "$work/p.o"
+	rc=$?
+	if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] && grep -qE "$warning_re" "$work/err" &&
+	   cmp -s "$work/ref.o" "$work/p.o"; then
+		ok "bad-argument.$name"
+	else
+		bad "bad-argument.$name" "status $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
+	fi
+done
+if grep -qx 'uniqd plugin: unknown argument -fplugin-arg-uniqd-bogus; compiling without uniqd' \
+	<(cc_plugin bogus=1 -- -fsyntax-only a.c; cat "$work/err"); then
+	ok bad-argument.message
+else
+	bad bad-argument.message "$(cat "$work/err")"
+fi
+UNIQD_PLUGIN_TABLE=slow gcc -fplugin="$plugin" -fsyntax-only a.c 2>"$work/err"
+if grep -qx 'uniqd plugin: UNIQD_PLUGIN_TABLE=slow: the table is uniqd, private or none; compiling without uniqd' \
+	"$work/err"; then
+	ok bad-environment
+else
+	bad bad-environment "$(cat "$work/err")"
+fi
+
+# ---- other ways of compiling ------------------------------------------------------------
+# -fsyntax-only has no FINISH_UNIT: the plugin publishes at FINISH.
+rm -f "$work/s.log" "$work/s.stats"
+UNIQD_PLUGIN_TABLE=private UNIQD_PLUGIN_LOG=$work/s.log UNIQD_PLUGIN_STATS=$work/s.stats \
+	gcc -fplugin="$plugin" -fsyntax-only a.c 2>"$work/err"
+"$replay" --print "$work/s.log" 2>/dev/null | grep -E '^gcc\.(tag|layout)	.*@inc/' >"$work/s.keys"
+if [ "$(wc -l <"$work/s.stats")" = 1 ] && cmp -s "$src/a.expected" "$work/s.keys"; then
+	ok syntax-only
+else
+	bad syntax-only "stats: $(cat "$work/s.stats" 2>&1); $(diff "$src/a.expected" "$work/s.keys" | head -n 2)"
+fi
+
+# A unit with errors makes no object and publishes nothing.
+printf '#include "inc/cfg.h"\nint broken = ;\n' >"$work/broken.c"
+rm -f "$work/e.stats"
+cc_plugin table=private stats="$work/e.stats" -- -I. -c "$work/broken.c" -o "$work/e.o"
+rc=$?
+if [ $rc != 0 ] && [ ! -e "$work/e.stats" ] && ! grep -q 'uniqd plugin' "$work/err"; then
+	ok error-unit
+else
+	bad error-unit "status $rc, stats $(cat "$work/e.stats" 2>&1)"
+fi
+
+# C++ units publish identifiers and their name, no layouts (see gcc-plugin.rst).
+printf '#include <string>\n#include "inc/cfg.h"\nint f(std::string &s) { return s.size(); }\n' \
+	>"$work/c.cc"
+if g++ -fplugin="$plugin" -fplugin-arg-uniqd-table=private -fplugin-arg-uniqd-log="$work/cc.log" \
+	-I. -c "$work/c.cc" -o "$work/c.o" 2>"$work/err" &&
+   "$replay" --print "$work/cc.log" >"$work/cc.txt" &&
+   grep -qx 'gcc.ident	cfg_apply' "$work/cc.txt" && ! grep -q '^gcc.tag' "$work/cc.txt"; then
+	ok c++
+else
+	bad c++ "$(head -n 2 "$work/err" | tr '\n' ' ')"
+fi
+
+[ -n "$keep" ] && echo "# kept $work" >&2
+exit $failed

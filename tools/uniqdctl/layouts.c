@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uniqdctl layouts: every tag (kind, name, defining header and line) that
+ * the units of a build saw with more than one layout, from the gcc.use
+ * records the GCC plugin interns: (unit, tag, layout) handles. Handles are
+ * canonical, so grouping by the tag handle and counting distinct layout
+ * handles is integer work; only the tags that differ are resolved to text
+ * and compared member by member, to tell an ABI difference (size,
+ * alignment, an offset, a bit size, a type) from a difference in names
+ * alone (glibc's struct tm: __tm_gmtoff or tm_gmtoff by feature macros).
+ *
+ * Exit status: 0 no ABI mismatch, 1 an ABI mismatch (with --strict any
+ * mismatch), 2 an error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libuniqd.h"
+#include "../gcc-plugin/gcc_keys.h"
+#include "layouts.h"
+
+#define EXIT_MISMATCH	1
+#define EXIT_ERROR	2
+
+/* Units listed per layout in the text output; --json lists all. */
+#define SHOW_UNITS	8
+
+enum diff { SAME, NAMES, ABI };
+
+static const char *const diff_word[] = { "same", "names-only", "ABI" };
+
+struct member {
+	const char *name;	/* into the layout's text */
+	int name_len;
+	const char *rest;	/* "@OFF:BITS TYPE" or "=VALUE" */
+	int rest_len;
+	char *abi;		/* REST without the names of nested members */
+	enum diff mark;		/* against the other layouts */
+};
+
+struct layout {
+	uint64_t handle;
+	char *text;
+	size_t len;
+	int parsed;		/* follows the documented grammar */
+	const char *size, *align;
+	int size_len, align_len;
+	struct member *m;
+	size_t n;
+	const uint64_t *units;	/* into the sorted uses */
+	size_t nunits;
+};
+
+struct report {
+	uint64_t tag;
+	char *text;
+	enum diff kind;
+	struct layout *l;
+	size_t n;
+};
+
+struct uses {
+	struct gk_use *u;
+	size_t n, cap;
+	size_t malformed;
+};
+
+struct ctx {
+	const struct layouts_opts *o;
+	uniqd_pool *pool;
+	struct report *r;
+	size_t nr;
+	size_t tags, units;
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p) {
+		fprintf(stderr, "uniqdctl: out of memory\n");
+		exit(EXIT_ERROR);
+	}
+	return p;
+}
+
+static void die_uniqd(const char *what)
+{
+	fprintf(stderr, "uniqdctl: layouts: %s: %s\n", what, uniqd_last_error());
+	exit(EXIT_ERROR);
+}
+
+/* ---- collecting gcc.use -------------------------------------------------- */
+
+static int collect(void *arg, uint64_t handle, uint32_t class_id, const void *data, size_t len)
+{
+	struct uses *u = arg;
+
+	(void)handle;
+	(void)class_id;
+	if (len != GK_USE_LEN) {
+		u->malformed++;
+		return 0;
+	}
+	if (u->n == u->cap) {
+		u->cap = u->cap ? 2 * u->cap : 1024;
+		u->u = xrealloc(u->u, u->cap * sizeof(*u->u));
+	}
+	gk_use_decode(&u->u[u->n++], data);
+	return 0;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* By tag, then layout, then unit: each tag's layouts and their units are runs. */
+static int cmp_use(const void *a, const void *b)
+{
+	const struct gk_use *x = a, *y = b;
+	int c = cmp_u64(x->tag, y->tag);
+
+	if (!c)
+		c = cmp_u64(x->layout, y->layout);
+	return c ? c : cmp_u64(x->unit, y->unit);
+}
+
+static int cmp_h(const void *a, const void *b)
+{
+	return cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
+}
+
+static char *resolve(struct ctx *c, uint64_t h, size_t *len)
+{
+	char buf[64];
+	char *s = uniqd_resolve_alloc(c->pool, h, len, NULL);
+
+	if (!s) {
+		snprintf(buf, sizeof(buf), "resolve 0x%016" PRIx64, h);
+		die_uniqd(buf);
+	}
+	return s;
+}
+
+/* ---- reading a layout key --------------------------------------------------- */
+
+/* The end of the member starting at S: its ';' at depth 0, or the '}' closing
+ * the list, or E. */
+static const char *member_end(const char *s, const char *e)
+{
+	int depth = 0;
+
+	for (; s < e; s++) {
+		if (*s == '{' || *s == '(')
+			depth++;
+		else if ((*s == '}' || *s == ')') && depth-- == 0)
+			return s;
+		else if (*s == ';' && depth == 0)
+			return s;
+	}
+	return e;
+}
+
+/* Where the name of the member at [S, E) ends: names hold neither '@' nor '='. */
+static const char *name_end(const char *s, const char *e)
+{
+	const char *p = s;
+
+	while (p < e && *p != '@' && *p != '=')
+		p++;
+	return p;
+}
+
+/* Copy [S, E) to OUT without the member names of nested { } lists: what
+ * the ABI of a type written inline depends on. */
+static void abi_of(char **out, size_t *n, const char *s, const char *e)
+{
+	while (s < e) {
+		const char *p, *q;
+
+		if (*s != '{') {
+			*out = xrealloc(*out, *n + 2);
+			(*out)[(*n)++] = *s++;
+			continue;
+		}
+		*out = xrealloc(*out, *n + 2);
+		(*out)[(*n)++] = '{';
+		for (p = s + 1; p < e && *p != '}'; p = q + (q < e && *q == ';')) {
+			q = member_end(p, e);
+			abi_of(out, n, name_end(p, q) < q ? name_end(p, q) : p, q);
+			if (q < e && *q == ';') {
+				*out = xrealloc(*out, *n + 2);
+				(*out)[(*n)++] = ';';
+			}
+		}
+		s = p < e ? p : e;
+	}
+	*out = xrealloc(*out, *n + 1);
+	(*out)[*n] = '\0';
+}
+
+static int expect(const char **p, const char *e, const char *word)
+{
+	size_t n = strlen(word);
+
+	if ((size_t)(e - *p) < n || memcmp(*p, word, n))
+		return 0;
+	*p += n;
+	return 1;
+}
+
+static const char *word(const char **p, const char *e, int *len)
+{
+	const char *s = *p;
+
+	while (*p < e && **p != ' ')
+		(*p)++;
+	*len = (int)(*p - s);
+	return s;
+}
+
+/* TAG " size=" S " align=" A " { " (NAME REST "; ")* "}" */
+static void parse(struct layout *l, const char *tag, size_t tag_len)
+{
+	const char *p = l->text, *e = l->text + l->len;
+
+	if (l->len < tag_len || memcmp(p, tag, tag_len))
+		return;
+	p += tag_len;
+	if (!expect(&p, e, " size="))
+		return;
+	l->size = word(&p, e, &l->size_len);
+	if (!expect(&p, e, " align="))
+		return;
+	l->align = word(&p, e, &l->align_len);
+	if (!expect(&p, e, " { "))
+		return;
+	while (p < e && *p != '}') {
+		const char *q = member_end(p, e), *ne = name_end(p, q);
+		struct member *m;
+		size_t an = 0;
+
+		if (q >= e || *q != ';' || ne == q)
+			return;
+		l->m = xrealloc(l->m, (l->n + 1) * sizeof(*l->m));
+		m = &l->m[l->n++];
+		memset(m, 0, sizeof(*m));
+		m->name = p;
+		m->name_len = (int)(ne - p);
+		while (m->name_len && p[m->name_len - 1] == ' ')
+			m->name_len--;
+		m->rest = ne;
+		m->rest_len = (int)(q - ne);
+		abi_of(&m->abi, &an, ne, q);
+		p = q + 1;
+		if (p < e && *p == ' ')
+			p++;
+	}
+	l->parsed = p + 1 == e && *p == '}';
+}
+
+/* How B differs from A; marks B's members (and A's where B differs). */
+static enum diff compare(struct layout *a, struct layout *b)
+{
+	enum diff d = SAME;
+	size_t n = a->n > b->n ? a->n : b->n;
+
+	if (!a->parsed || !b->parsed)
+		return ABI;	/* not ours to read: assume the worst */
+	if (a->size_len != b->size_len || memcmp(a->size, b->size, a->size_len) ||
+	    a->align_len != b->align_len || memcmp(a->align, b->align, a->align_len) ||
+	    a->n != b->n)
+		d = ABI;
+	for (size_t i = 0; i < n; i++) {
+		struct member *x = i < a->n ? &a->m[i] : NULL, *y = i < b->n ? &b->m[i] : NULL;
+		enum diff m = SAME;
+
+		if (!x || !y || strcmp(x->abi, y->abi))
+			m = ABI;
+		else if (x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len) ||
+			 x->rest_len != y->rest_len || memcmp(x->rest, y->rest, x->rest_len))
+			m = NAMES;
+		if (x && m > x->mark)
+			x->mark = m;
+		if (y && m > y->mark)
+			y->mark = m;
+		if (m > d)
+			d = m;
+	}
+	return d;
+}
+
+/* ---- finding the tags ------------------------------------------------------- */
+
+/* More units first: the first layout is the one most of the build saw. */
+static int cmp_layout(const void *a, const void *b)
+{
+	const struct layout *x = a, *y = b;
+
+	if (x->nunits != y->nunits)
+		return x->nunits > y->nunits ? -1 : 1;
+	return cmp_u64(x->handle, y->handle);
+}
+
+static int cmp_report(const void *a, const void *b)
+{
+	const struct report *x = a, *y = b;
+
+	return strcmp(x->text, y->text);
+}
+
+/* USES[0..N) share one tag and have more than one layout. */
+static void add_report(struct ctx *c, const struct gk_use *uses, size_t n, uint64_t *units)
+{
+	struct report *r;
+	size_t tag_len, len;
+
+	c->r = xrealloc(c->r, (c->nr + 1) * sizeof(*c->r));
+	r = &c->r[c->nr++];
+	memset(r, 0, sizeof(*r));
+	r->tag = uses[0].tag;
+	r->text = resolve(c, r->tag, &tag_len);
+	for (size_t i = 0; i < n; i++)
+		units[i] = uses[i].unit;
+	for (size_t i = 0, j; i < n; i = j) {
+		struct layout *l;
+
+		for (j = i; j < n && uses[j].layout == uses[i].layout; j++)
+			;
+		r->l = xrealloc(r->l, (r->n + 1) * sizeof(*r->l));
+		l = &r->l[r->n++];
+		memset(l, 0, sizeof(*l));
+		l->handle = uses[i].layout;
+		l->text = resolve(c, l->handle, &len);
+		l->len = len;
+		/* A unit that saw one layout twice (a header without a guard) counts once. */
+		l->units = &units[i];
+		for (size_t k = i; k < j; k++)
+			if (k == i || units[k] != units[k - 1])
+				units[i + l->nunits++] = units[k];
+		parse(l, r->text, tag_len);
+	}
+	qsort(r->l, r->n, sizeof(*r->l), cmp_layout);
+	for (size_t i = 1; i < r->n; i++) {
+		enum diff d = compare(&r->l[0], &r->l[i]);
+
+		if (d > r->kind)
+			r->kind = d;
+	}
+	if (r->kind == SAME)	/* distinct handles, equal text: cannot be */
+		r->kind = ABI;
+}
+
+static void find(struct ctx *c, struct uses *u)
+{
+	uint64_t *units = xrealloc(NULL, u->n * sizeof(*units));
+
+	qsort(u->u, u->n, sizeof(*u->u), cmp_use);
+	for (size_t i = 0, j; i < u->n; i = j) {
+		size_t layouts = 1;
+
+		for (j = i + 1; j < u->n && u->u[j].tag == u->u[i].tag; j++)
+			layouts += u->u[j].layout != u->u[j - 1].layout;
+		c->tags++;
+		if (layouts > 1)
+			add_report(c, &u->u[i], j - i, &units[i]);
+	}
+	qsort(c->r, c->nr, sizeof(*c->r), cmp_report);
+
+	/* The distinct units, for the summary (units[] is the reports' now). */
+	uint64_t *all = xrealloc(NULL, u->n * sizeof(*all));
+
+	for (size_t i = 0; i < u->n; i++)
+		all[i] = u->u[i].unit;
+	qsort(all, u->n, sizeof(*all), cmp_h);
+	for (size_t i = 0; i < u->n; i++)
+		c->units += !i || all[i] != all[i - 1];
+	free(all);
+	/* units[] stays: the reports point into it until exit. */
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len = s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+
+	if (s[0] >= 0xf5 || len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/* A JSON string; bytes that are not UTF-8 become U+0080..U+00FF. */
+static void json_bytes(const char *p, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)p;
+
+	putchar('"');
+	for (size_t i = 0; i < n;) {
+		size_t l;
+
+		if (s[i] == '"' || s[i] == '\\') {
+			printf("\\%c", s[i++]);
+		} else if (s[i] < 0x20 || s[i] == 0x7f) {
+			printf("\\u%04x", s[i++]);
+		} else if (s[i] < 0x80) {
+			putchar(s[i++]);
+		} else if ((l = utf8_seq(s + i, n - i)) != 0) {
+			fwrite(s + i, 1, l, stdout);
+			i += l;
+		} else {
+			printf("\\u%04x", s[i++]);
+		}
+	}
+	putchar('"');
+}
+
+static char *unit_name(struct ctx *c, uint64_t h)
+{
+	size_t len;
+
+	return resolve(c, h, &len);
+}
+
+static const char mark_char[] = { ' ', '~', '!' };
+
+static void print_text(struct ctx *c)
+{
+	size_t abi = 0, names = 0;
+
+	for (size_t i = 0; i < c->nr; i++) {
+		struct report *r = &c->r[i];
+
+		abi += r->kind == ABI;
+		names += r->kind == NAMES;
+		printf("%s: %s mismatch, %zu layouts\n", r->text, diff_word[r->kind], r->n);
+		for (size_t j = 0; j < r->n; j++) {
+			struct layout *l = &r->l[j];
+
+			if (l->parsed)
+				printf("  layout %zu: size=%.*s align=%.*s, %zu unit%s:", j + 1,
+				       l->size_len, l->size, l->align_len, l->align, l->nunits,
+				       l->nunits == 1 ? "" : "s");
+			else
+				printf("  layout %zu (unreadable: %.*s), %zu unit%s:", j + 1,
+				       (int)l->len, l->text, l->nunits, l->nunits == 1 ? "" : "s");
+			for (size_t k = 0; k < l->nunits && k < SHOW_UNITS; k++) {
+				char *u = unit_name(c, l->units[k]);
+
+				printf(" %s", u);
+				free(u);
+			}
+			if (l->nunits > SHOW_UNITS)
+				printf(" and %zu more", l->nunits - SHOW_UNITS);
+			putchar('\n');
+			for (size_t k = 0; k < l->n; k++)
+				printf("    %c %.*s %.*s\n", mark_char[l->m[k].mark], l->m[k].name_len,
+				       l->m[k].name, l->m[k].rest_len, l->m[k].rest);
+		}
+	}
+	if (c->nr)
+		printf("%zu tag%s with an ABI mismatch, %zu with names-only differences; ",
+		       abi, abi == 1 ? "" : "s", names);
+	else
+		printf("no tag has more than one layout; ");
+	printf("%zu tag%s, %zu unit%s checked\n", c->tags, c->tags == 1 ? "" : "s", c->units,
+	       c->units == 1 ? "" : "s");
+}
+
+static void print_json(struct ctx *c)
+{
+	size_t abi = 0, names = 0;
+
+	for (size_t i = 0; i < c->nr; i++) {
+		abi += c->r[i].kind == ABI;
+		names += c->r[i].kind == NAMES;
+	}
+	printf("{\"pool\":");
+	json_bytes(c->o->pool, strlen(c->o->pool));
+	printf(",\"tags\":%zu,\"units\":%zu,\"abi_mismatches\":%zu,\"names_only\":%zu,"
+	       "\"mismatches\":[", c->tags, c->units, abi, names);
+	for (size_t i = 0; i < c->nr; i++) {
+		struct report *r = &c->r[i];
+
+		printf("%s{\"tag\":", i ? "," : "");
+		json_bytes(r->text, strlen(r->text));
+		printf(",\"handle\":\"0x%016" PRIx64 "\",\"kind\":\"%s\",\"layouts\":[",
+		       r->tag, diff_word[r->kind]);
+		for (size_t j = 0; j < r->n; j++) {
+			struct layout *l = &r->l[j];
+
+			printf("%s{\"handle\":\"0x%016" PRIx64 "\",\"layout\":", j ? "," : "",
+			       l->handle);
+			json_bytes(l->text, l->len);
+			if (l->parsed) {
+				printf(",\"size\":");
+				json_bytes(l->size, l->size_len);
+				printf(",\"align\":");
+				json_bytes(l->align, l->align_len);
+			}
+			printf(",\"units\":[");
+			for (size_t k = 0; k < l->nunits; k++) {
+				char *u = unit_name(c, l->units[k]);
+
+				printf("%s", k ? "," : "");
+				json_bytes(u, strlen(u));
+				free(u);
+			}
+			printf("],\"members\":[");
+			for (size_t k = 0; k < l->n; k++) {
+				printf("%s{\"name\":", k ? "," : "");
+				json_bytes(l->m[k].name, l->m[k].name_len);
+				printf(",\"member\":");
+				json_bytes(l->m[k].rest, l->m[k].rest_len);
+				printf(",\"differs\":");
+				if (l->m[k].mark == SAME)
+					printf("null}");
+				else
+					printf("\"%s\"}", diff_word[l->m[k].mark]);
+			}
+			printf("]}");
+		}
+		printf("]}");
+	}
+	printf("]}\n");
+}
+
+int cmd_layouts(const struct layouts_opts *o, int argc, char **argv)
+{
+	struct uses u = { 0 };
+	struct ctx c = { .o = o };
+	int status = 0;
+	uint32_t cls;
+
+	(void)argv;
+	if (argc) {
+		fprintf(stderr, "uniqdctl: layouts takes no arguments (the pool is --pool)\n");
+		return EXIT_ERROR;
+	}
+	c.pool = uniqd_open_ex(o->device, o->pool, strlen(o->pool), UNIQD_OPEN_EXISTING, NULL);
+	if (!c.pool)
+		die_uniqd("open");
+	cls = uniqd_class_n(c.pool, GK_CLASS_USE, strlen(GK_CLASS_USE), UNIQD_CLASS_FIND);
+	if (!cls && errno != ENOENT)
+		die_uniqd("class " GK_CLASS_USE);
+	if (cls && uniqd_foreach(c.pool, cls, 0, collect, &u) < 0)
+		die_uniqd("walk " GK_CLASS_USE);
+	if (!u.n)
+		fprintf(stderr, "uniqdctl: note: pool '%s' holds no " GK_CLASS_USE " records "
+			"(was the build's gcc given -fplugin=uniqd -fplugin-arg-uniqd-pool=%s?)\n",
+			o->pool, o->pool);
+	if (u.malformed)
+		fprintf(stderr, "uniqdctl: note: %zu " GK_CLASS_USE " records are not %d bytes; "
+			"skipped\n", u.malformed, GK_USE_LEN);
+
+	find(&c, &u);
+	if (o->json)
+		print_json(&c);
+	else
+		print_text(&c);
+	for (size_t i = 0; i < c.nr; i++)
+		if (c.r[i].kind == ABI || (o->strict && c.r[i].kind == NAMES))
+			status = EXIT_MISMATCH;
+	fflush(stdout);
+	uniqd_close(c.pool);
+	return status;
+}
