@@ -125,6 +125,24 @@ while read -r name rel img kdir; do
 		say "not ok host:vm.$name: the VM run left no results (see $R/$name)"
 done <<< "$list"
 
+# make run's compiler demo (tools/demo/layout/): the host's own gcc with the
+# GCC plugin, in a 6.12 guest on the host's userland (vm/hostfs-guest.sh).
+if [ "$mode" = run ]; then
+	read -r _ rel612 _ kdir612 < <(awk '$1 == "6.12"' <<< "$list")
+	mod=$B/kernels/6.12/src/uniqd.ko
+	case " $kernels " in *" 6.12 "*) ;; *)
+		"$top/tools/build-module.sh" "$kdir612" "$B/kernels/6.12" >"$R/host/build-6.12.log" 2>&1 ||
+			say "not ok host:build.module.6.12: see $R/host/build-6.12.log" ;;
+	esac
+	if [ -n "$rel612" ] && [ -f "$mod" ]; then
+		"$top/tools/testing/vm/hostfs-guest.sh" --name layout --module "$mod" \
+			--release "$rel612" --out "$R/layout" --timeout 600 \
+			--script "$top/tools/demo/layout/guest-demo.sh" -- "$top" || true
+	fi
+	[ -s "$R/layout/results.txt" ] ||
+		say "not ok host:vm.layout: the compiler demo left no results (see $R/layout)"
+fi
+
 # The full-system guest, on the packages deb-check.sh built.
 if [ "$mode" = check ]; then
 	case " $kernels " in *" system "*)

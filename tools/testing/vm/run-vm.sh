@@ -5,10 +5,12 @@
 #
 #   run-vm.sh --name NAME --kernel BZIMAGE --initrd INITRD --out DIR
 #             [--timeout SECONDS] [--mem MB] [--append "extra cmdline"]
-#             [--drive DISK.img]
+#             [--drive DISK.img] [--hostfs OUTDIR]
 #
 # --drive attaches a raw disk image as /dev/vda (the full-system guest's
-# root filesystem, tools/testing/system.sh).
+# root filesystem, tools/testing/system.sh). --hostfs exports the host's
+# root read-only over virtio-9p (mount tag "host") and OUTDIR writable (tag
+# "out"), for the host-userland guest (vm/hostfs-guest.sh).
 #
 # Writes DIR/console.log (the guest's whole console, for people),
 # DIR/results.raw (what the guest reported on its second serial port) and
@@ -17,7 +19,7 @@
 # Exits non-zero when any result failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-name= kernel= initrd= out= timeout=1500 mem=1024 append= drive=()
+name= kernel= initrd= out= timeout=1500 mem=1024 append= drive=() hostfs=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--name) name=$2; shift ;;
@@ -28,6 +30,10 @@ while [ $# -gt 0 ]; do
 	--mem) mem=$2; shift ;;
 	--append) append=$2; shift ;;
 	--drive) drive=(-drive "file=$2,format=raw,if=virtio"); shift ;;
+	# multidevs=remap: the host's /proc and /sys (inode 1 each on their own
+	# file systems) would otherwise collide in the guest.
+	--hostfs) hostfs=(-virtfs "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap"
+			  -virtfs "local,path=$2,mount_tag=out,security_model=none,multidevs=remap"); shift ;;
 	*) echo "run-vm: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -41,7 +47,7 @@ boot() {
 	# -accel tcg: KVM is unusable on these machines. Two vCPUs run in
 	# parallel under MTTCG. No "quiet": WARNINGs must reach the console.
 	timeout --kill-after=10 "$timeout" qemu-system-x86_64 -accel tcg -cpu max \
-		-m "$mem" -smp 2 -kernel "$kernel" -initrd "$initrd" "${drive[@]}" \
+		-m "$mem" -smp 2 -kernel "$kernel" -initrd "$initrd" "${drive[@]}" "${hostfs[@]}" \
 		-append "console=ttyS0 panic=-1 oops=panic $append" \
 		-display none -monitor none -no-reboot \
 		-serial "file:$log" -serial "file:$raw" </dev/null
