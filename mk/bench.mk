@@ -6,6 +6,14 @@
 #
 #   make bench-progs    the static programs the bench VM runs (/bench-bin)
 #   make bench-corpus   the token corpus of the real-workload benchmark
+#   make bench-build-corpus  the "parallel build" corpus: preprocessed
+#                       units of a Debian source package (busybox), made by
+#                       tools/bench/mkcorpus-build.sh, cached under
+#                       $${UNIQD_CACHE:-/var/cache/uniqd}; BENCH_BUILD_UNITS
+#                       of its units (default 160, 0: all 566)
+#   make bench-replay   build/bench-host/replay_native: ub_corpus's uniqd
+#                       path replayed natively (libuniqd against a model of
+#                       the mapped pool), for profiling
 
 BENCH_LIBUNIQD := $(LIBUNIQD_A)
 BENCH_PROGS := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/ub_*.c))
@@ -13,9 +21,12 @@ BENCH_COMMON := tools/bench/ubench.c tools/bench/ubench.h tools/libuniqd/hash.h
 # The newest Debian linux-headers tree: its include/ is the corpus.
 BENCH_HEADERS ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-common/include)))
 
-.PHONY: bench-progs bench-corpus
+BENCH_BUILD_UNITS ?= 160
+
+.PHONY: bench-progs bench-corpus bench-build-corpus bench-replay
 bench-progs: $(BENCH_PROGS)
 bench-corpus: $(B)/bench-data/corpus.bin
+bench-replay: $(B)/bench-host/replay_native
 userspace: bench-progs
 
 $(B)/bench-bin/%: tools/bench/%.c $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(BENCH_LIBUNIQD)
@@ -31,6 +42,18 @@ $(BENCH_LMDB_PROGS): tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h
 $(B)/bench-host/tokenize: tools/bench/tokenize.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@
+
+# Always run: the script keeps its own cache (keyed by the package version
+# and its own hash) and only picks the units when that is current.
+bench-build-corpus: $(B)/bench-host/tokenize
+	@mkdir -p $(B)/bench-data
+	tools/bench/mkcorpus-build.sh $(B)/bench-data/build-corpus.bin \
+		--units $(BENCH_BUILD_UNITS) --tokenize $(B)/bench-host/tokenize
+
+# Natively, with its own fake device (uq_sys_*) in front of libuniqd.a.
+$(B)/bench-host/replay_native: tools/bench/replay_native.c $(BENCH_COMMON) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) uniqd/maphash.h $(USER_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -g -pthread $< tools/bench/ubench.c $(LIBUNIQD_A) $(USER_OBJS) -o $@
 
 $(B)/bench-data/corpus.bin: $(B)/bench-host/tokenize
 	@test -n "$(BENCH_HEADERS)" || { echo "bench: no /usr/src/linux-headers-*-common/include (install linux-headers-amd64)"; exit 1; }

@@ -72,6 +72,18 @@ for p in $parts; do
 	scale)
 		note "ub_scale"
 		"$BIN/ub_scale" "$rounds" || out "error ub_scale exit $?" ;;
+	build)
+		# The "parallel build" corpus: process i takes every N-th unit.
+		note "ub_corpus --kind build"
+		if [ -f "$D/build-corpus.bin" ]; then
+			brounds=3
+			[ -n "$quick" ] && brounds=1
+			"$BIN/ub_corpus" --kind build --rounds "$brounds" --procs "1 2 4" \
+				--modes "${build_modes:-uniqd_lib uniqd_lib_nomap private private_fast lmdb}" \
+				"$D/build-corpus.bin" || out "error ub_corpus build exit $?"
+		else
+			out "error build corpus missing"
+		fi ;;
 	corpus)
 		note "ub_corpus"
 		crounds=3

@@ -20,11 +20,24 @@
  *                    the tokens looked up in one read transaction, then
  *                    the misses put in one write transaction
  *
+ * The same program runs the "parallel build" corpus
+ * (tools/bench/mkcorpus-build.sh): there a "file" is one translation unit
+ * after the preprocessor, headers and all, so process i takes every N-th
+ * unit, as the compiler processes of `make -j` do; --kind build names its
+ * lines "build", "build-check" etc. instead of "corpus".
+ *
  * Every run starts from an empty pool. Per run:
  *   UBENCH corpus mode=M procs=N round=R tokens=T ns=W entries=E bytes=B
- *                 arena=A table=S cache_hits=H cache_misses=X
+ *                 arena=A table=S cache_hits=H cache_misses=X units=U
+ *                 map_hits=MH map_misses=MM syscalls=SC
+ *                 proc_tokens=T1,T2,.. proc_ns=W1,W2,..
  * entries: distinct entries of the pool (uniqd) or the sum of the private
- * tables' entries. For lmdb, cache_hits / cache_misses count the tokens
+ * tables' entries. W is the wall time of the whole run; Tp and Wp each
+ * process's share of the tokens and its own time (tokens/s per process).
+ * map_hits / map_misses: libuniqd's probes of the mapped pool
+ * (uniqd_map_info()); syscalls: the calls that reached the kernel (for
+ * uniqd_intern(): the probes that missed, or without a mapping every cache
+ * miss; not counted for uniqd_lib_many). For lmdb, cache_hits / cache_misses count the tokens
  * found by the read transactions / left to the write transactions, and a
  * second line gives the store's size:
  *   UBENCH corpus-lmdb procs=N round=R entries=E map_bytes=M tmpfs=0|1
@@ -34,7 +47,7 @@
  *   UBENCH corpus-check mode=M procs=N tokens=T distinct=D mismatches=X
  *                       collisions=Y ok=0|1
  *
- *   ub_corpus [--rounds N] [--procs LIST] [--modes LIST] CORPUS
+ *   ub_corpus [--rounds N] [--procs LIST] [--modes LIST] [--kind NAME] CORPUS
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -131,7 +144,13 @@ struct result {
 	char status;		/* 'k' or 'f' */
 	uint64_t entries;
 	uint64_t cache_hits, cache_misses;
+	uint64_t map_hits, map_misses;	/* probes of the mapping */
+	uint64_t syscalls;	/* uniqd: calls that reached the kernel */
+	uint64_t tokens, ns;	/* this process's share and its own time */
 };
+
+/* "corpus", or --kind: the prefix of every output line. */
+static const char *kind = "corpus";
 
 static char pool_name[64];
 
@@ -215,8 +234,8 @@ static uint64_t lmdb_finish(unsigned int procs, unsigned int round, bool ok)
 		ub_lmdb_open(&db, lmdb_path);
 		ub_lmdb_usage(&db, &entries, &bytes);
 		ub_lmdb_close(&db);
-		ub_out("corpus-lmdb procs=%u round=%u entries=%llu map_bytes=%llu tmpfs=%d",
-		       procs, round, (unsigned long long)entries,
+		ub_out("%s-lmdb procs=%u round=%u entries=%llu map_bytes=%llu tmpfs=%d",
+		       kind, procs, round, (unsigned long long)entries,
 		       (unsigned long long)bytes, lmdb_tmpfs);
 	}
 	ub_lmdb_remove(lmdb_path);
@@ -233,9 +252,13 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 	uint64_t *hbuf = NULL, nh = 0;
 	struct uniqd_item *items = NULL;
 	struct uniqd_cache_stats cs0 = { 0 }, cs1 = { 0 };
+	struct uniqd_map_info mi0 = { 0 }, mi1 = { 0 };
+	uint64_t uncached = 0;	/* longer than the cache keeps */
 	int fd = -1;
 	uint32_t f;
 
+	for (f = me; f < nfiles; f += procs)
+		res->tokens += file_first[f + 1] - file_first[f];
 	if (m == M_LMDB)
 		return compile_lmdb(me, procs, hfd, res);
 	if (m == M_PRIVATE || m == M_PRIVATE_FAST) {
@@ -258,6 +281,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 			return -1;
 		uniqd_cache_clear();
 		uniqd_cache_stats(&cs0);
+		uniqd_map_info(pool, &mi0);
 	}
 	if (hfd >= 0)
 		hbuf = malloc(1 << 20);
@@ -299,6 +323,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 			case M_LIB:
 			case M_LIB_NOMAP:
 				h = uniqd_intern(pool, cls[k->cls], k->data, k->len);
+				uncached += k->len > 256;
 				break;
 			case M_IOCTL:
 				if (ub_uniqd_intern(fd, cls[k->cls], k->data, k->len, &h))
@@ -327,8 +352,21 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 		res->entries = ub_interner_entries(local);
 	if (pool) {
 		uniqd_cache_stats(&cs1);
+		uniqd_map_info(pool, &mi1);
 		res->cache_hits = cs1.hits - cs0.hits;
 		res->cache_misses = cs1.misses - cs0.misses;
+		res->map_hits = mi1.hits - mi0.hits;
+		res->map_misses = mi1.misses - mi0.misses;
+		/*
+		 * uniqd_intern(): a cache miss (or a key too long for the
+		 * cache) is a probe of the mapping when there is one, and each
+		 * probe that misses, or each miss without a mapping, an INTERN.
+		 */
+		if (m != M_MANY)
+			res->syscalls = mi1.addr ? res->map_misses :
+					res->cache_misses + uncached;
+	} else if (m == M_IOCTL) {
+		res->syscalls = res->tokens;
 	}
 	return 0;
 }
@@ -410,8 +448,8 @@ static void check(enum mode m, unsigned int procs)
 		fclose(fp);
 		unlink(path);
 	}
-	ub_out("corpus-check mode=%s procs=%u tokens=%llu distinct=%llu mismatches=%llu collisions=%llu ok=%d",
-	       mode_name[m], procs, (unsigned long long)seen,
+	ub_out("%s-check mode=%s procs=%u tokens=%llu distinct=%llu mismatches=%llu collisions=%llu ok=%d",
+	       kind, mode_name[m], procs, (unsigned long long)seen,
 	       (unsigned long long)ub_interner_entries(ids),
 	       (unsigned long long)mismatches, (unsigned long long)collisions,
 	       !mismatches && !collisions && seen == ntoks);
@@ -466,8 +504,10 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 			}
 			if (read(go[0], &c, 1) != 1)
 				_exit(2);
+			r.ns = ub_now();
 			if (compile(m, p, procs, hfd, &r))
 				r.status = 'f';
+			r.ns = ub_now() - r.ns;
 			if (write(done[1], &r, sizeof(r)) != sizeof(r))
 				_exit(2);
 			if (hfd >= 0)
@@ -490,6 +530,9 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 			total.entries += res[p].entries;
 			total.cache_hits += res[p].cache_hits;
 			total.cache_misses += res[p].cache_misses;
+			total.map_hits += res[p].map_hits;
+			total.map_misses += res[p].map_misses;
+			total.syscalls += res[p].syscalls;
 		}
 	}
 	t1 = ub_now();
@@ -511,17 +554,32 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 	if (m == M_LMDB)
 		total.entries = lmdb_finish(procs, round, ok);
 	if (!ok) {
-		ub_out("error corpus mode=%s procs=%u round=%u failed", mode_name[m],
-		       procs, round);
+		ub_out("error %s mode=%s procs=%u round=%u failed", kind,
+		       mode_name[m], procs, round);
 		return;
 	}
-	ub_out("corpus mode=%s procs=%u round=%u tokens=%llu ns=%llu entries=%llu bytes=%llu arena=%llu table=%llu cache_hits=%llu cache_misses=%llu",
-	       mode_name[m], procs, round, (unsigned long long)ntoks,
-	       (unsigned long long)(t1 - t0), (unsigned long long)total.entries,
-	       (unsigned long long)st.bytes, (unsigned long long)st.arena_bytes,
-	       (unsigned long long)st.table_bytes,
-	       (unsigned long long)total.cache_hits,
-	       (unsigned long long)total.cache_misses);
+	{
+		/* Each process's own tokens and time: "t1,t2,..." */
+		char pt[MAXPROCS * 24] = "", pn[MAXPROCS * 24] = "";
+		size_t lt = 0, ln = 0;
+
+		for (p = 0; p < procs; p++) {
+			lt += snprintf(pt + lt, sizeof(pt) - lt, "%s%llu", p ? "," : "",
+				       (unsigned long long)res[p].tokens);
+			ln += snprintf(pn + ln, sizeof(pn) - ln, "%s%llu", p ? "," : "",
+				       (unsigned long long)res[p].ns);
+		}
+		ub_out("%s mode=%s procs=%u round=%u tokens=%llu ns=%llu entries=%llu bytes=%llu arena=%llu table=%llu cache_hits=%llu cache_misses=%llu units=%u map_hits=%llu map_misses=%llu syscalls=%llu proc_tokens=%s proc_ns=%s",
+		       kind, mode_name[m], procs, round, (unsigned long long)ntoks,
+		       (unsigned long long)(t1 - t0), (unsigned long long)total.entries,
+		       (unsigned long long)st.bytes, (unsigned long long)st.arena_bytes,
+		       (unsigned long long)st.table_bytes,
+		       (unsigned long long)total.cache_hits,
+		       (unsigned long long)total.cache_misses, nfiles,
+		       (unsigned long long)total.map_hits,
+		       (unsigned long long)total.map_misses,
+		       (unsigned long long)total.syscalls, pt, pn);
+	}
 	if (verify)
 		check(m, procs);
 }
@@ -542,11 +600,13 @@ int main(int argc, char **argv)
 			list = argv[++i];
 		else if (!strcmp(argv[i], "--modes") && i + 1 < (unsigned int)argc)
 			modes = argv[++i];
+		else if (!strcmp(argv[i], "--kind") && i + 1 < (unsigned int)argc)
+			kind = argv[++i];
 		else
 			path = argv[i];
 	}
 	if (!path)
-		ub_die("usage: ub_corpus [--rounds N] [--procs LIST] [--modes LIST] CORPUS");
+		ub_die("usage: ub_corpus [--rounds N] [--procs LIST] [--modes LIST] [--kind NAME] CORPUS");
 	for (char *s = strtok(list ? list : (char[]){ "1 2" }, " ,"); s && nprocs < MAXPROCS;
 	     s = strtok(NULL, " ,")) {
 		procs[nprocs] = atoi(s);
@@ -562,7 +622,7 @@ int main(int argc, char **argv)
 					want[i] = true;
 	}
 	load(path);
-	ub_out("corpus-setup files=%u tokens=%llu bytes=%llu", nfiles,
+	ub_out("%s-setup files=%u tokens=%llu bytes=%llu", kind, nfiles,
 	       (unsigned long long)ntoks, (unsigned long long)corpus_bytes);
 	for (r = 0; r < rounds; r++)
 		for (i = 0; i < M_COUNT; i++)
