@@ -39,6 +39,25 @@ BENCH_LMDB_PROGS := $(B)/bench-bin/ub_corpus $(B)/bench-bin/ub_micro
 $(BENCH_LMDB_PROGS): BENCH_EXTRA := tools/bench/ubench_lmdb.c -llmdb
 $(BENCH_LMDB_PROGS): tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h
 
+# ub_corpus_c16k: ub_corpus linked with libuniqd's unchanged source built
+# with a thread cache of 16384 slots (UQ_SET_BITS=12, 1 MiB; the default is
+# 4096), for the build part's comparison; its libuniqd modes are named
+# uniqd_lib_c16k etc.
+BENCH_C16K_OBJS := $(patsubst $(LIBUNIQD_DIR)/%.c,$(B)/bench-lib-c16k/%.o,$(wildcard $(LIBUNIQD_DIR)/*.c))
+$(B)/bench-lib-c16k/%.o: $(LIBUNIQD_DIR)/%.c $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBUNIQD_CFLAGS) -DUQ_SET_BITS=12 -c $< -o $@
+
+$(B)/bench-lib-c16k/libuniqd.a: $(BENCH_C16K_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/bench-bin/ub_corpus_c16k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(B)/bench-lib-c16k/libuniqd.a
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_c16k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(B)/bench-lib-c16k/libuniqd.a $(USER_OBJS) -o $@
+
+bench-progs: $(B)/bench-bin/ub_corpus_c16k
+
 $(B)/bench-host/tokenize: tools/bench/tokenize.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@
