@@ -58,6 +58,32 @@ $(B)/bench-bin/ub_corpus_c16k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c
 
 bench-progs: $(B)/bench-bin/ub_corpus_c16k
 
+# ub_corpus_fast16k: the same with tools/bench/libuniqd-fast-hit.patch (a
+# prototype of a faster hit path) applied to a copy of libuniqd's source,
+# and the 16384-slot cache. Skipped, not failed, when the patch no longer
+# applies to the library.
+BENCH_FAST := $(B)/bench-lib-fast16k
+$(BENCH_FAST)/libuniqd.a: $(wildcard $(LIBUNIQD_DIR)/*.c) $(LIBUNIQD_HDRS) tools/bench/libuniqd-fast-hit.patch
+	rm -rf $(BENCH_FAST)
+	mkdir -p $(BENCH_FAST)/src/tools/libuniqd
+	cp $(LIBUNIQD_DIR)/*.c $(LIBUNIQD_DIR)/*.h $(BENCH_FAST)/src/tools/libuniqd/
+	patch -s -p1 -d $(BENCH_FAST)/src < tools/bench/libuniqd-fast-hit.patch
+	for f in $(BENCH_FAST)/src/tools/libuniqd/*.c; do \
+		$(CC) $(LIBUNIQD_CFLAGS) -DUQ_SET_BITS=12 -c $$f \
+			-o $(BENCH_FAST)/$$(basename $$f .c).o || exit 1; done
+	$(AR) rcs $@ $(BENCH_FAST)/*.o
+
+$(B)/bench-bin/ub_corpus_fast16k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(BENCH_FAST)/libuniqd.a
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_fast16k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(BENCH_FAST)/libuniqd.a $(USER_OBJS) -o $@
+
+.PHONY: bench-fast16k
+bench-progs: bench-fast16k
+bench-fast16k:
+	@$(MAKE) -s $(B)/bench-bin/ub_corpus_fast16k || \
+		{ rm -f $(B)/bench-bin/ub_corpus_fast16k; \
+		  echo "bench: tools/bench/libuniqd-fast-hit.patch does not apply to this libuniqd: ub_corpus_fast16k skipped"; }
+
 $(B)/bench-host/tokenize: tools/bench/tokenize.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@

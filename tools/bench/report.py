@@ -882,6 +882,9 @@ class Report:
         ('uniqd_lib_c16k', 'uniqd, libuniqd, 16384-slot thread cache'),
         ('uniqd_lib_warm', 'uniqd, libuniqd, every key already in the pool'),
         ('uniqd_lib_warm_c16k', 'the same, 16384-slot thread cache'),
+        ('uniqd_lib_fast16k', 'uniqd, libuniqd + prototype hit path '
+         '(tools/bench/libuniqd-fast-hit.patch), 16384-slot cache'),
+        ('uniqd_lib_warm_fast16k', 'the same, every key already in the pool'),
         ('uniqd_lib_nomap', 'uniqd, libuniqd without the mapping'),
         ('uniqd_lib_many', 'uniqd, libuniqd uniqd_intern_many() a unit'),
         ('uniqd_ioctl', 'uniqd, raw INTERN per token'),
@@ -968,8 +971,7 @@ class Report:
         rr = []
         vs = {'private_fast': {}, 'lmdb': {}}
         variants = [(x, d) for x, d in self.BUILD_MODES
-                    if x in ('uniqd_lib', 'uniqd_lib_c16k', 'uniqd_lib_warm',
-                             'uniqd_lib_warm_c16k', 'uniqd_lib_nomap')]
+                    if x.startswith('uniqd_lib') and x != 'uniqd_lib_many']
         for u, udesc in variants:
             for n in ns_:
                 us = per.get((u, n), (None,))[0]
