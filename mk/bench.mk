@@ -11,6 +11,8 @@
 #                       tools/bench/mkcorpus-build.sh, cached under
 #                       $${UNIQD_CACHE:-/var/cache/uniqd}; BENCH_BUILD_UNITS
 #                       of its units (default 160, 0: all 566)
+#   make bench-variants ub_corpus_c16k and ub_corpus_fast16k: ub_corpus
+#                       with variants of libuniqd, for the build part
 #   make bench-replay   build/bench-host/replay_native: ub_corpus's uniqd
 #                       path replayed natively (libuniqd against a model of
 #                       the mapped pool), for profiling
@@ -56,7 +58,9 @@ $(B)/bench-bin/ub_corpus_c16k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_c16k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(B)/bench-lib-c16k/libuniqd.a $(USER_OBJS) -o $@
 
-bench-progs: $(B)/bench-bin/ub_corpus_c16k
+# The variants are built for make bench only (bench.sh), not by make all.
+.PHONY: bench-variants
+bench-variants: $(B)/bench-bin/ub_corpus_c16k bench-fast16k
 
 # ub_corpus_fast16k: the same with tools/bench/libuniqd-fast-hit.patch (a
 # prototype of a faster hit path) applied to a copy of libuniqd's source,
@@ -78,7 +82,6 @@ $(B)/bench-bin/ub_corpus_fast16k: tools/bench/ub_corpus.c tools/bench/ubench_lmd
 	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_fast16k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(BENCH_FAST)/libuniqd.a $(USER_OBJS) -o $@
 
 .PHONY: bench-fast16k
-bench-progs: bench-fast16k
 bench-fast16k:
 	@$(MAKE) -s $(B)/bench-bin/ub_corpus_fast16k || \
 		{ rm -f $(B)/bench-bin/ub_corpus_fast16k; \

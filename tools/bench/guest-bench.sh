@@ -89,6 +89,7 @@ for p in $parts; do
 			for v in "$BIN"/ub_corpus_*; do
 				[ -x "$v" ] || continue
 				s=${v##*/ub_corpus_}
+				case " ${build_variants:-$s} " in *" $s "*) ;; *) continue ;; esac
 				"$v" --kind build --rounds "$brounds" --procs "1 2 4" \
 					--modes "uniqd_lib_$s uniqd_lib_warm_$s" \
 					"$D/build-corpus.bin" || out "error ub_corpus_$s build exit $?"

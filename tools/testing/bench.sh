@@ -35,7 +35,9 @@
 # UNIQD_BENCH_CORPUS_MODES limits the corpus to some modes (ub_corpus --modes);
 # UNIQD_BENCH_BUILD_MODES sets the modes of the build part (default
 # "uniqd_lib uniqd_lib_nomap private private_fast lmdb") and
-# UNIQD_BENCH_BUILD_UNITS how many of the project's units it takes (160);
+# UNIQD_BENCH_BUILD_UNITS how many of the project's units it takes (160;
+# 0: all), UNIQD_BENCH_BUILD_VARIANTS which libuniqd variants it also runs
+# ("c16k fast16k", each an ub_corpus_* program; "none": neither);
 # UNIQD_BENCH_KERNEL runs the VM on another test kernel (default 6.12). --quick: fewer
 # rounds and smaller sizes, to try the machinery (figures mean less).
 # --report-only: rewrite the report from the last run's raw results.
@@ -116,6 +118,7 @@ say "building (log: $log)"
 	"$top/tools/bench/build-bench-module.sh" "$kdir" "$B/bench-module/$bk" &&
 	make -s -C "$top" bench-progs bench-corpus build/native-bench/bench_blake3_native &&
 	if has build; then
+		make -s -C "$top" bench-variants &&
 		make -s -C "$top" bench-build-corpus BENCH_BUILD_UNITS="${UNIQD_BENCH_BUILD_UNITS:-160}"
 	fi
 } > "$log" 2>&1 || { tail -n 30 "$log" >&2; say "build failed"; exit 1; }
@@ -181,6 +184,7 @@ if [ -n "$vmparts" ]; then
 	quick=$quick
 	corpus_modes="${UNIQD_BENCH_CORPUS_MODES:-}"
 	build_modes="${UNIQD_BENCH_BUILD_MODES:-}"
+	build_variants="${UNIQD_BENCH_BUILD_VARIANTS:-}"
 	EOF
 	bcorpus=
 	has build && bcorpus=$B/bench-data/build-corpus.bin
