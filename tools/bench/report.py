@@ -876,6 +876,204 @@ class Report:
                         ', '.join('N=%d %s' % (n, fmt_ratio(d[n]))
                                   for n in ns_))
 
+    # ---- Part B: a parallel build (ub_corpus --kind build) -----------
+    BUILD_MODES = [
+        ('uniqd_lib', 'uniqd, libuniqd uniqd_intern() (cache, mapping, ioctl)'),
+        ('uniqd_lib_c16k', 'uniqd, libuniqd, 16384-slot thread cache'),
+        ('uniqd_lib_warm', 'uniqd, libuniqd, every key already in the pool'),
+        ('uniqd_lib_warm_c16k', 'the same, 16384-slot thread cache'),
+        ('uniqd_lib_fast16k', 'uniqd, libuniqd + prototype hit path '
+         '(tools/bench/libuniqd-fast-hit.patch), 16384-slot cache'),
+        ('uniqd_lib_warm_fast16k', 'the same, every key already in the pool'),
+        ('uniqd_lib_nomap', 'uniqd, libuniqd without the mapping'),
+        ('uniqd_lib_many', 'uniqd, libuniqd uniqd_intern_many() a unit'),
+        ('uniqd_ioctl', 'uniqd, raw INTERN per token'),
+        ('private_fast', 'private interner, cheap hash'),
+        ('private', 'private interner, keyed BLAKE3'),
+        ('lmdb', 'LMDB, one shared store')]
+
+    def build(self):
+        runs = defaultdict(list)
+        checks, setup, lmdb, best = [], {}, defaultdict(list), {}
+        for kind, kv, rest in self.recs:
+            if kind == 'build-best':
+                pt = [int(x) for x in kv['proc_tokens'].split(',')]
+                pn = [int(x) for x in kv['proc_ns'].split(',')]
+                best[(kv['mode'], int(kv['procs']))] = (
+                    statistics.mean(t / n * 1e9 for t, n in zip(pt, pn)),
+                    sum(pt) / max(pn) * 1e9, int(kv['rounds']))
+            elif kind == 'build':
+                runs[(kv['mode'], int(kv['procs']))].append(kv)
+            elif kind == 'build-check':
+                checks.append(kv)
+            elif kind == 'build-setup':
+                setup = kv
+            elif kind == 'build-lmdb':
+                lmdb[int(kv['procs'])].append(kv)
+        if not runs:
+            return
+        units = int(setup.get('files', 0)) or 1
+        toks = int(setup.get('tokens', 0))
+        self.out('## A parallel build: preprocessed units (ub_corpus --kind build)')
+        self.out()
+        self.out('The identifiers and string literals of %s translation units '
+                 'of a real C project after the preprocessor (%s tokens, %.0f '
+                 'a unit; tools/bench/mkcorpus-build.sh): every unit repeats '
+                 'its headers. N processes, process i taking every N-th unit '
+                 'as `make -jN` would; every uniqd run starts from an empty '
+                 'pool. "Per process": each process\'s tokens over its own '
+                 'time, averaged over the N processes; best round (median '
+                 'round). Hits: the thread cache\'s share of all calls, the '
+                 'mapping\'s share of the probes it got (the cache\'s '
+                 'misses); syscalls and new entries a unit: medians over '
+                 'rounds, all processes together.'
+                 % (setup.get('files', '?'), setup.get('tokens', '?'),
+                    toks / units))
+        self.out()
+        per = {}
+        for k, v in runs.items():
+            smp, agg = Samples(), Samples()
+            for kv in v:
+                pt = [int(x) for x in kv.get('proc_tokens', '').split(',') if x]
+                pn = [int(x) for x in kv.get('proc_ns', '').split(',') if x]
+                if pt and len(pt) == len(pn) and all(pn):
+                    smp.add(statistics.mean(t / n * 1e9 for t, n in
+                                            zip(pt, pn)), kv['round'])
+                agg.add(int(kv['tokens']) / int(kv['ns']) * 1e9, kv['round'])
+            per[k] = (smp, agg)
+        ns_ = sorted({k[1] for k in runs})
+        rows = []
+        for m, desc in self.BUILD_MODES:
+            for n in ns_:
+                if (m, n) not in runs:
+                    continue
+                v = runs[(m, n)]
+                smp, agg = per[(m, n)]
+                hits = sum(int(x['cache_hits']) for x in v)
+                miss = sum(int(x['cache_misses']) for x in v)
+                mh = sum(int(x.get('map_hits', 0)) for x in v)
+                mm = sum(int(x.get('map_misses', 0)) for x in v)
+                sc = statistics.median(int(x.get('syscalls', 0)) for x in v)
+                ent = statistics.median(int(x['entries']) for x in v)
+                uq = m.startswith('uniqd')
+                rows.append([
+                    desc, n,
+                    '%.0f (%.0f)' % (max(smp.v), smp.median()) if smp else '-',
+                    '%.0f' % max(agg.v),
+                    '%.1f%%' % (100.0 * hits / (hits + miss))
+                    if hits + miss and m != 'lmdb' else '-',
+                    '%.1f%%' % (100.0 * mh / (mh + mm)) if mh + mm else '-',
+                    '%.1f' % (sc / units) if uq and m != 'uniqd_lib_many' else '-',
+                    '%.1f' % (ent / units) if uq else '-'])
+        self.table(['mode', 'N', 'tokens/s per process', 'tokens/s, all',
+                    'cache hits', 'mapping hits', 'syscalls a unit',
+                    'new entries a unit'], rows)
+        rr = []
+        vs = {'private_fast': {}, 'lmdb': {}}
+        variants = [(x, d) for x, d in self.BUILD_MODES
+                    if x.startswith('uniqd_lib') and x != 'uniqd_lib_many']
+        for u, udesc in variants:
+            for n in ns_:
+                us = per.get((u, n), (None,))[0]
+                if not us:
+                    continue
+                cells = [udesc, n, '%.0f' % max(us.v)]
+                for peer in ('private_fast', 'private', 'lmdb'):
+                    pe = per.get((peer, n), (None,))[0]
+                    p = paired(us, pe) if pe else None
+                    if u == 'uniqd_lib' and peer in vs:
+                        vs[peer][n] = p[0] if p else None
+                    self.json['ratios']['build_%s_%d_vs_%s' % (u, n, peer)] = \
+                        p[0] if p else None
+                    cells.append(fmt_paired(p))
+                rr.append(cells)
+        for n in ns_:
+            if vs['private_fast'].get(n):
+                self.plot.append(('build uniqd / private cheap, N=%d' % n,
+                                  vs['private_fast'][n], 0.7))
+            if vs['lmdb'].get(n):
+                self.plot.append(('build uniqd / LMDB, N=%d' % n,
+                                  vs['lmdb'][n], 4))
+        self.out('uniqd per process against the peers at the same N: '
+                 'tokens/s per process of the best round, ratios of '
+                 'tokens/s per process round by round (median, '
+                 'lowest-highest). The targets are judged on libuniqd as it '
+                 'is (uniqd_intern(), mapped, 4096-slot cache).')
+        self.out()
+        self.table(['uniqd mode', 'N', 'tokens/s per process',
+                    'vs private cheap', 'vs private BLAKE3', 'vs LMDB'], rr)
+        if best:
+            self.build_best(best, ns_)
+        for peer, what, t in (('private_fast', 'the private cheap-hash '
+                               'interner', 0.7), ('lmdb', 'LMDB', 4)):
+            d = vs[peer]
+            if best:
+                d = {n: best[('uniqd_lib', n)][0] / best[(peer, n)][0]
+                     for n in ns_ if ('uniqd_lib', n) in best and
+                     (peer, n) in best}
+            if not d:
+                continue
+            bad = [n for n in d if (d[n] or 0) < t]
+            self.target('build: uniqd per process at least %gx %s at every N'
+                        '%s' % (t, what, ' (each unit\'s best round)'
+                                if best else ''), not bad,
+                        ', '.join('N=%d %s' % (n, fmt_ratio(d[n]))
+                                  for n in sorted(d)))
+        if lmdb:
+            self.out('LMDB\'s store after the runs: %s.' % '; '.join(
+                'N=%d %s entries, %.1f-%.1f MB of map' % (
+                    n, '/'.join(sorted({kv['entries'] for kv in lmdb[n]})),
+                    min(int(kv['map_bytes']) for kv in lmdb[n]) / 1e6,
+                    max(int(kv['map_bytes']) for kv in lmdb[n]) / 1e6)
+                for n in sorted(lmdb)))
+            self.out()
+        if checks:
+            ok = all(c['ok'] == '1' for c in checks)
+            self.out('Agreement: %d checked runs, every process the same '
+                     'handle for the same (class, content), different ones '
+                     'for different: **%s** (%s).'
+                     % (len(checks), 'yes' if ok else 'NO',
+                        '; '.join('%s N=%s: %s mismatches, %s collisions'
+                                  % (c['mode'], c['procs'], c['mismatches'],
+                                     c['collisions']) for c in checks)))
+            self.out()
+            self.target('all processes agree on every handle (build)', ok,
+                        '%d runs checked' % len(checks))
+
+    def build_best(self, best, ns_):
+        """Each unit's least time over the rounds, summed per process."""
+        rounds = max(v[2] for v in best.values())
+        self.out('Each unit\'s best round: every unit is timed alone, and '
+                 'a process\'s time is the sum of its units\' least times '
+                 'over the %d rounds, the run as it would have gone had '
+                 'every unit met the host\'s quietest moment (a unit takes '
+                 'tens of milliseconds; the host is shared). Tokens/s per '
+                 'process (all processes together), and ratios of tokens/s '
+                 'per process.' % rounds)
+        self.out()
+        modes = [m for m, d in self.BUILD_MODES if any((m, n) in best
+                                                      for n in ns_)]
+        desc = dict(self.BUILD_MODES)
+        rows = []
+        for m in modes:
+            row = [desc[m]]
+            for n in ns_:
+                b = best.get((m, n))
+                row.append('%.0f (%.0f)' % (b[0], b[1]) if b else '-')
+            for peer in ('private_fast', 'lmdb'):
+                for n in ns_:
+                    b, pb = best.get((m, n)), best.get((peer, n))
+                    row.append(fmt_ratio(b[0] / pb[0]) if b and pb and
+                               m != peer else '-')
+            rows.append(row)
+            for n in ns_:
+                if (m, n) in best:
+                    self.json['ratios']['build_best_%s_%d' % (m, n)] = \
+                        best[(m, n)][0]
+        self.table(['mode'] + ['N=%d tokens/s' % n for n in ns_] +
+                   ['vs private cheap N=%d' % n for n in ns_] +
+                   ['vs LMDB N=%d' % n for n in ns_], rows)
+
     # ---- Part B: memory -----------------------------------------------
     def memory(self):
         m = r = None
@@ -1023,6 +1221,7 @@ def main():
     rep.pingpong()
     rep.scale()
     rep.corpus()
+    rep.build()
     rep.memory()
     rep.errors()
     rep.write(a.out, a.title)

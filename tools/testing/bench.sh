@@ -23,6 +23,9 @@
 #   pingpong      ub_pingpong: a process-to-process round trip
 #   scale         ub_scale: 1 and 2 processes
 #   corpus        ub_corpus: the Linux headers' tokens, N "compilers"
+#   build         ub_corpus on a "parallel build": the preprocessed units of
+#                 a Debian source package (busybox), process i of N taking
+#                 every N-th unit (tools/bench/mkcorpus-build.sh)
 #   memory        ub_memory: kernel bytes per entry at 1M entries
 #   map           ub_map: the mapped pool (lookups without a system call,
 #                 zero-copy resolve, INTERN creating vs present, 1 and 2
@@ -30,6 +33,11 @@
 #
 # UNIQD_BENCH_PARTS and UNIQD_BENCH_ROUNDS set the defaults;
 # UNIQD_BENCH_CORPUS_MODES limits the corpus to some modes (ub_corpus --modes);
+# UNIQD_BENCH_BUILD_MODES sets the modes of the build part (default
+# "uniqd_lib uniqd_lib_nomap private private_fast lmdb") and
+# UNIQD_BENCH_BUILD_UNITS how many of the project's units it takes (160;
+# 0: all), UNIQD_BENCH_BUILD_VARIANTS which libuniqd variants it also runs
+# ("c16k fast16k", each an ub_corpus_* program; "none": neither);
 # UNIQD_BENCH_KERNEL runs the VM on another test kernel (default 6.12). --quick: fewer
 # rounds and smaller sizes, to try the machinery (figures mean less).
 # --report-only: rewrite the report from the last run's raw results.
@@ -38,7 +46,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
-parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus memory map"}
+parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus build memory map"}
 rounds=${UNIQD_BENCH_ROUNDS:-5}
 nkeys=1000000 mem=3072 timeout=5400 out=$B/bench-results report_only= quick=
 wait_quiet=0
@@ -108,7 +116,11 @@ say "building (log: $log)"
 {
 	"$top/tools/build-module.sh" "$kdir" "$B/bench-kmod/$bk" &&
 	"$top/tools/bench/build-bench-module.sh" "$kdir" "$B/bench-module/$bk" &&
-	make -s -C "$top" bench-progs bench-corpus build/native-bench/bench_blake3_native
+	make -s -C "$top" bench-progs bench-corpus build/native-bench/bench_blake3_native &&
+	if has build; then
+		make -s -C "$top" bench-variants &&
+		make -s -C "$top" bench-build-corpus BENCH_BUILD_UNITS="${UNIQD_BENCH_BUILD_UNITS:-160}"
+	fi
 } > "$log" 2>&1 || { tail -n 30 "$log" >&2; say "build failed"; exit 1; }
 
 # The host is shared: its load says how much to trust the figures.
@@ -171,12 +183,17 @@ if [ -n "$vmparts" ]; then
 	nkeys=$nkeys
 	quick=$quick
 	corpus_modes="${UNIQD_BENCH_CORPUS_MODES:-}"
+	build_modes="${UNIQD_BENCH_BUILD_MODES:-}"
+	build_variants="${UNIQD_BENCH_BUILD_VARIANTS:-}"
 	EOF
+	bcorpus=
+	has build && bcorpus=$B/bench-data/build-corpus.bin
 	say "bench VM: parts$vmparts; $rounds rounds (log: $out/vm/console.log)"
 	"$top/tools/bench/mkinitramfs-bench.sh" --out "$B/bench-vm/initrd.gz" \
 		--module "$B/bench-kmod/$bk/src/uniqd.ko" --release "$rel" \
 		--bench-module "$B/bench-module/$bk/src/uniqd_bench.ko" \
 		--bin "$B/bench-bin" --corpus "$B/bench-data/corpus.bin" --redis \
+		${bcorpus:+--build-corpus "$bcorpus"} \
 		--settings "$out/settings" --timeout "$timeout" || exit 1
 	"$top/tools/testing/vm/run-vm.sh" --name bench --kernel "$img" \
 		--initrd "$B/bench-vm/initrd.gz" --out "$out/vm" --mem "$mem" \
