@@ -49,3 +49,22 @@ install-user: install-gcc-plugin
 install-gcc-plugin: $(GCC_PLUGIN_SO)
 	$(INSTALL) -d $(DESTDIR)$(GCC_PLUGIN_DIR)
 	$(INSTALL) -m 0644 $< $(DESTDIR)$(GCC_PLUGIN_DIR)/uniqd.so
+
+# The plugin with the fake device of the native tests in place of
+# /dev/uniqd (tests/native/gcc_plugin_fake.c): plugin-check.sh runs
+# table=uniqd with it. Never installed.
+GCC_PLUGIN_FAKE_SO := $(B)/gcc-plugin/fake/uniqd.so
+TOOL_BINS += $(GCC_PLUGIN_FAKE_SO)
+# mk/libuniqd.mk's FAKE_O, spelled out: that fragment is read after this one.
+GCC_PLUGIN_FAKE_DEV := $(B)/native-obj/uniqd_fake.o
+
+$(B)/gcc-plugin/fake/fake_pool.o: tests/native/gcc_plugin_fake.c tests/native/fake/uniqd_fake.h \
+		$(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -fPIC -Itests/native -c $< -o $@
+
+$(GCC_PLUGIN_FAKE_SO): $(GCC_PLUGIN_OBJS) $(B)/gcc-plugin/fake/fake_pool.o $(GCC_PLUGIN_FAKE_DEV) \
+		$(LIBUNIQD_A)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS) -shared -fPIC -static-libstdc++ -static-libgcc \
+		-Wl,--exclude-libs,ALL $(filter %.o %.a,$^) -pthread -o $@
