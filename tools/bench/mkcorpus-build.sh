@@ -32,7 +32,6 @@
 # the same version gives the same corpus.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
 out= pkg=busybox units=160 tok=
 while [ $# -gt 0 ]; do
 	case $1 in

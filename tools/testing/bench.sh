@@ -116,12 +116,18 @@ say "building (log: $log)"
 {
 	"$top/tools/build-module.sh" "$kdir" "$B/bench-kmod/$bk" &&
 	"$top/tools/bench/build-bench-module.sh" "$kdir" "$B/bench-module/$bk" &&
-	make -s -C "$top" bench-progs bench-corpus build/native-bench/bench_blake3_native &&
-	if has build; then
-		make -s -C "$top" bench-variants &&
-		make -s -C "$top" bench-build-corpus BENCH_BUILD_UNITS="${UNIQD_BENCH_BUILD_UNITS:-160}"
-	fi
+	make -s -C "$top" bench-progs bench-corpus build/native-bench/bench_blake3_native
 } > "$log" 2>&1 || { tail -n 30 "$log" >&2; say "build failed"; exit 1; }
+# The build part needs a Debian source package (apt-get source): without
+# it the other parts still run.
+if has build && ! {
+	make -s -C "$top" bench-variants &&
+	make -s -C "$top" bench-build-corpus BENCH_BUILD_UNITS="${UNIQD_BENCH_BUILD_UNITS:-160}"
+} >> "$log" 2>&1; then
+	tail -n 10 "$log" >&2
+	say "no build corpus (see $log): part build skipped"
+	parts=$(echo " $parts " | sed 's/ build / /')
+fi
 
 # The host is shared: its load says how much to trust the figures.
 load() { awk '{ print $1 "/" $2 "/" $3 }' /proc/loadavg; }
