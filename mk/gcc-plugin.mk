@@ -52,14 +52,14 @@ install-gcc-plugin: $(GCC_PLUGIN_SO)
 	$(INSTALL) -m 0644 $< $(DESTDIR)$(GCC_PLUGIN_DIR)/uniqd.so
 
 # The plugin with the fake device of the native tests in place of
-# /dev/uniqd (tests/native/gcc_plugin_fake.c): plugin-check.sh runs
+# /dev/uniqd (tests/native/fake/gcc_plugin_fake.c): plugin-check.sh runs
 # table=uniqd with it. Never installed.
 GCC_PLUGIN_FAKE_SO := $(B)/gcc-plugin/fake/uniqd.so
 TOOL_BINS += $(GCC_PLUGIN_FAKE_SO)
 # mk/libuniqd.mk's FAKE_O, spelled out: that fragment is read after this one.
 GCC_PLUGIN_FAKE_DEV := $(B)/native-obj/uniqd_fake.o
 
-$(B)/gcc-plugin/fake/fake_pool.o: tests/native/gcc_plugin_fake.c tests/native/fake/uniqd_fake.h \
+$(B)/gcc-plugin/fake/fake_pool.o: tests/native/fake/gcc_plugin_fake.c tests/native/fake/uniqd_fake.h \
 		$(LIBUNIQD_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -fPIC -Itests/native -c $< -o $@

@@ -216,7 +216,7 @@ fi
 # ---- table=uniqd, on the fake device ----------------------------------------------
 # build/gcc-plugin/fake/uniqd.so is the plugin with tests/native/fake/ in
 # place of /dev/uniqd (one pool per compiler process, created by
-# tests/native/gcc_plugin_fake.c): the uniqd path natively. The real device
+# tests/native/fake/gcc_plugin_fake.c): the uniqd path natively. The real device
 # is the VM's (tests/layouts_check.c, and the compiler guest).
 fake=$top/build/gcc-plugin/fake/uniqd.so
 fake_cc() {
