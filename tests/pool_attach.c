@@ -295,13 +295,19 @@ int main(void)
 					_exit(2);
 				/* pfd stays open: the pool lives until all are done. */
 			}
+			close(out[1]);	/* the parent reads to EOF */
 			if (read(hold[0], &r, 1) < 0)
 				_exit(3);
 			_exit(0);
 		}
 		close(out[1]);
 		close(hold[0]);
-		while (read(out[0], &rec, sizeof(rec)) == sizeof(rec)) {
+		/* To EOF: a child closes out[1] when done or dead. */
+		for (int n = 0; n < PROCS * ROUNDS; n++) {
+			if (read(out[0], &rec, sizeof(rec)) != sizeof(rec)) {
+				bad++;
+				break;
+			}
 			if (rec.round < 0 || rec.round >= ROUNDS || !rec.handle) {
 				bad++;
 				continue;
