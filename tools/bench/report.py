@@ -154,10 +154,11 @@ class Report:
             if kind == 'guest':
                 g.update(kv)
         self.json['guest'] = g
-        self.out('Guest: kernel %s, %s vCPUs, %s MiB, CPU model %s '
-                 '(QEMU TCG).' % (g.get('kernel', '?'), g.get('cpus', '?'),
-                                  int(g.get('mem_kb', 0)) // 1024,
-                                  g.get('cpu', '?').replace('_', ' ')))
+        if g:   # (a realbuild-only run has no bench VM: its section says)
+            self.out('Guest: kernel %s, %s vCPUs, %s MiB, CPU model %s '
+                     '(QEMU TCG).' % (g.get('kernel', '?'), g.get('cpus', '?'),
+                                      int(g.get('mem_kb', 0)) // 1024,
+                                      g.get('cpu', '?').replace('_', ' ')))
         h = {}
         for kind, kv, rest in self.host:
             if kind == 'host':
@@ -1124,6 +1125,180 @@ class Report:
                     ov <= 48, '%.1f bytes' % ov)
         self.plot.append(('48 B / overhead per entry', 48 / ov, 1.0))
 
+    # ---- a real build with the GCC plugin (guest-realbuild.sh) ---------
+    def realbuild(self):
+        g, runs, pools = {}, defaultdict(dict), {}
+        for kind, kv, rest in self.recs:
+            if kind == 'realbuild-guest':
+                g = kv
+            elif kind == 'realbuild':
+                runs[kv['mode']][int(kv['round'])] = kv
+            elif kind == 'realbuild-pool':
+                pools[int(kv['round'])] = kv
+        if not runs:
+            return
+        ok = {m: {r: kv for r, kv in rs.items() if kv.get('rc') == '0'}
+              for m, rs in runs.items()}
+        wall = {}
+        for m, rs in ok.items():
+            wall[m] = Samples()
+            for r, kv in rs.items():
+                wall[m].add(int(kv['ns']) / 1e9, r)
+        modes = [m for m in ('plain', 'uniqd', 'private', 'none') if m in runs]
+        self.out('## A real build with the GCC plugin (realbuild)')
+        self.out()
+        self.out('%s built with `make -j%s %s` (after `make defconfig`; '
+                 '`make clean` before each build) in a host-userland guest '
+                 '(kernel %s, %s vCPUs, gcc %s), alternating the modes '
+                 '%s in each of %s rounds: `plain` is gcc alone, `uniqd` the '
+                 'plugin interning into a fresh pool per round, `private` the '
+                 'same plugin with `table=private` (each compiler process\'s '
+                 'own table), `none` the plugin with `table=none`. Wall time '
+                 'of each build, in seconds:'
+                 % (g.get('project', '?'), g.get('jobs', '?'),
+                    g.get('targets', '?').replace(',', ' '),
+                    g.get('kernel', '?'), g.get('cpus', '?'),
+                    g.get('gcc', '?'), ' '.join(modes), g.get('rounds', '?')))
+        self.out()
+        rounds = sorted({r for rs in runs.values() for r in rs})
+
+        def sec(m, r):
+            kv = runs.get(m, {}).get(r)
+            if not kv:
+                return '-'
+            if kv.get('rc') != '0':
+                return 'failed (%s)' % kv.get('rc')
+            return '%.1f' % (int(kv['ns']) / 1e9)
+
+        def ratio(num, den, r):
+            a, b = wall.get(num), wall.get(den)
+            if a and b and r in a.r and r in b.r and b.r[r]:
+                return a.r[r] / b.r[r]
+            return None
+        pairs = [('uniqd', 'plain'), ('uniqd', 'private'),
+                 ('private', 'plain')]
+        if 'none' in runs:
+            pairs.append(('none', 'plain'))
+        pairs = [p for p in pairs if p[0] in runs and p[1] in runs]
+        rows = []
+        for r in rounds:
+            rows.append([str(r)] + [sec(m, r) for m in modes] +
+                        [fmt_ratio(ratio(a, b, r)) for a, b in pairs])
+        med = {}
+        for a, b in pairs:
+            med[(a, b)] = paired(wall.get(a), wall.get(b))
+        rows.append(['**median**'] +
+                    ['%.1f' % wall[m].median() if wall.get(m) else '-'
+                     for m in modes] +
+                    ['**%s**' % fmt_paired(med[p]) for p in pairs])
+        self.table(['round'] + modes + ['%s/%s' % p for p in pairs], rows)
+        self.out('Ratios are of builds of the same round (median of the '
+                 'rounds, lowest-highest in brackets).')
+        self.out()
+        rb = self.json['realbuild'] = {'guest': g, 'runs': {
+            m: {str(r): kv for r, kv in rs.items()} for m, rs in runs.items()},
+            'pools': {str(r): kv for r, kv in pools.items()}, 'ratios': {}}
+        for (a, b), p in med.items():
+            if p:
+                rb['ratios']['%s/%s' % (a, b)] = p[0]
+                self.json['ratios']['realbuild_%s/%s' % (a, b)] = p[0]
+        p = med.get(('uniqd', 'plain'))
+        if p:
+            self.target('real build: the plugin on uniqd adds at most 5% to '
+                        'the wall time', p[0] <= 1.05,
+                        '%+.1f%% (uniqd/plain %s)' % ((p[0] - 1) * 100,
+                                                     fmt_paired(p)))
+            self.plot.append(('real build plain/uniqd', 1 / p[0], 1 / 1.05))
+        p = med.get(('uniqd', 'private'))
+        if p:
+            self.target('real build: the plugin on uniqd no slower than on a '
+                        'private table', p[0] <= 1.0,
+                        'uniqd/private %s' % fmt_paired(p))
+            self.plot.append(('real build private/uniqd', 1 / p[0], 1.0))
+
+        # The plugin's stats= lines, summed per build.
+        def tot(m, k):
+            return sum(int(kv.get(k, 0)) for kv in ok.get(m, {}).values())
+        srows = []
+        for m in modes:
+            if m == 'plain' or not ok.get(m):
+                continue
+            n, u = tot(m, 'interns'), tot(m, 'units')
+            if not n or not u:
+                srows.append([m, u, n, '-', '-', '-', '-', '-', '-'])
+                continue
+
+            def pc(k):
+                if m != 'uniqd':
+                    return '-'
+                return '%.1f%%' % (100.0 * tot(m, k) / n)
+            srows.append([m, '%d' % (u // len(ok[m])),
+                          '%d' % (n // len(ok[m])), pc('cached'), pc('mapped'),
+                          pc('syscalls'),
+                          '%.1f%%' % (100.0 * (tot(m, 'cached') +
+                                               tot(m, 'mapped')) / n)
+                          if m == 'uniqd' else '-',
+                          '%.0f' % (tot(m, 'syscalls') / u)
+                          if m == 'uniqd' else '-',
+                          '%.0f' % (tot(m, 'created') / u)])
+        if srows:
+            self.out('What the plugin\'s `stats=` lines say, per build (the '
+                     'mean of the rounds): units, keys interned (identifiers, '
+                     'the unit\'s name, tags, layouts and uses: the stats '
+                     'lines do not split them by class; identifiers are '
+                     'nearly all of them), and who answered. Under `private` '
+                     'everything is answered in the process, so only '
+                     '`created` (new keys per unit) means something there.')
+            self.out()
+            self.table(['mode', 'units', 'interns', 'thread cache', 'mapping',
+                        'kernel', 'without a system call',
+                        'keys to the kernel / unit', 'new keys / unit'],
+                       srows)
+        n = tot('uniqd', 'interns')
+        if n:
+            share = (tot('uniqd', 'cached') + tot('uniqd', 'mapped')) / n
+            rb['no_syscall_share'] = share
+            self.target('real build: at least 95% of the plugin\'s interns '
+                        'answered without a system call', share >= 0.95,
+                        '%.1f%% of %d interns in %d units' %
+                        (100 * share, n, tot('uniqd', 'units')))
+            self.plot.append(('real build no-syscall share / 95%',
+                              share / 0.95, 1.0))
+
+        # Memory: the pool against the private tables of the same build.
+        if pools:
+            mrows = []
+            for r in sorted(pools):
+                kv = pools[r]
+                pb = int(kv.get('arena_bytes', 0)) + int(kv.get('table_bytes', 0))
+                pv = ok.get('private', {}).get(r, {})
+                pe, pm = int(pv.get('created', 0)), int(pv.get('private_min_bytes', 0))
+                mrows.append([str(r), kv.get('entries', '?'),
+                              '%.2f MiB' % (int(kv.get('bytes', 0)) / 2**20),
+                              '%.2f MiB' % (pb / 2**20),
+                              '%d' % pe if pv else '-',
+                              '%.2f MiB' % (pm / 2**20) if pm else '-',
+                              fmt_ratio(pe / int(kv['entries']))
+                              if pe and int(kv.get('entries', 0)) else '-',
+                              fmt_ratio(pm / pb) if pm and pb else '-'])
+            self.out('Memory: the round\'s pool after its `uniqd` build '
+                     '(`uniqdctl stats --json`: `entries`, `bytes` of content, '
+                     'and `arena_bytes` + `table_bytes`) against the private '
+                     'tables of the same round\'s `private` build taken '
+                     'together (the sum over its units of their new keys). '
+                     'The plugin does not report the private tables\' bytes '
+                     '(its stats lines count keys); "private, at least" is '
+                     'what tools/gcc-plugin/table.cc holds for those counts '
+                     'without the keys\' own bytes (16-byte slots, at least '
+                     '1024 and at most half full, and a 24-byte record per '
+                     'entry), a lower bound: a `bytes=` field in the stats '
+                     'line is what is missing for the real figure.')
+            self.out()
+            self.table(['round', 'pool entries', 'pool content',
+                        'pool arena + tables', 'private entries (sum)',
+                        'private, at least', 'private/pool entries',
+                        'private (at least)/pool bytes'], mrows)
+
     # ---- everything --------------------------------------------------
     def errors(self):
         errs = [rest for kind, kv, rest in self.recs
@@ -1223,6 +1398,7 @@ def main():
     rep.corpus()
     rep.build()
     rep.memory()
+    rep.realbuild()
     rep.errors()
     rep.write(a.out, a.title)
     return 0
