@@ -67,5 +67,5 @@ $(B)/gcc-plugin/fake/fake_pool.o: tests/native/fake/gcc_plugin_fake.c tests/nati
 $(GCC_PLUGIN_FAKE_SO): $(GCC_PLUGIN_OBJS) $(B)/gcc-plugin/fake/fake_pool.o $(GCC_PLUGIN_FAKE_DEV) \
 		$(LIBUNIQD_A)
 	@mkdir -p $(dir $@)
-	$(CXX) $(LDFLAGS) -shared -fPIC -static-libstdc++ -static-libgcc \
+	$(CXX) $(LDFLAGS) -shared -fPIC -Wl,-z,nodelete -static-libstdc++ -static-libgcc \
 		-Wl,--exclude-libs,ALL $(filter %.o %.a,$^) -pthread -o $@
