@@ -11,7 +11,7 @@
 #
 #   system.sh OUTDIR DEBDIR
 #
-# DEBDIR holds the four .deb files (tools/deb-check.sh DEBDIR). Writes
+# DEBDIR holds the five .deb files (tools/deb-check.sh DEBDIR). Writes
 # OUTDIR/results.txt ("ok system:<case>" / "not ok system:<case>: why",
 # judged by vm/run-vm.sh like every VM run) and OUTDIR/console.log.
 set -uo pipefail

@@ -4,14 +4,14 @@
 #
 # Run by tools/testing/system.sh in a chroot of the full-system guest's root
 # after the guest has run (the same packages, DKMS modules and files): `apt-get
-# purge` of the four packages takes the module out of every kernel and
+# purge` of the five packages takes the module out of every kernel and
 # leaves none of their files behind. In the guest, 6.12's depmod alone takes
 # two minutes under TCG; here seconds. (tests/system/packages.sh checks in
 # the guest that the module unloads.) Results on fd 3.
 lib=${UNIQD_SYSTEM_LIB:-/usr/local/lib/uniqd-system}
 ver=$(cat "$lib/VERSION")
 read -r rel61 rel612 < "$lib/kernels"
-pkgs=(uniqd-dkms libuniqd1 libuniqd-dev uniqd-tools)
+pkgs=(uniqd-dkms libuniqd1 libuniqd-dev uniqd-tools uniqd-gcc-plugin)
 res() { echo "$*" >&3; }
 check() {
 	local name=$1 why
