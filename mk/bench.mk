@@ -6,6 +6,16 @@
 #
 #   make bench-progs    the static programs the bench VM runs (/bench-bin)
 #   make bench-corpus   the token corpus of the real-workload benchmark
+#   make bench-build-corpus  the "parallel build" corpus: preprocessed
+#                       units of a Debian source package (busybox), made by
+#                       tools/bench/mkcorpus-build.sh, cached under
+#                       $${UNIQD_CACHE:-/var/cache/uniqd}; BENCH_BUILD_UNITS
+#                       of its units (default 160, 0: all 566)
+#   make bench-variants ub_corpus_c16k and ub_corpus_fast16k: ub_corpus
+#                       with variants of libuniqd, for the build part
+#   make bench-replay   build/bench-host/replay_native: ub_corpus's uniqd
+#                       path replayed natively (libuniqd against a model of
+#                       the mapped pool), for profiling
 
 BENCH_LIBUNIQD := $(LIBUNIQD_A)
 BENCH_PROGS := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/ub_*.c))
@@ -13,9 +23,12 @@ BENCH_COMMON := tools/bench/ubench.c tools/bench/ubench.h tools/libuniqd/hash.h
 # The newest Debian linux-headers tree: its include/ is the corpus.
 BENCH_HEADERS ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-common/include)))
 
-.PHONY: bench-progs bench-corpus
+BENCH_BUILD_UNITS ?= 160
+
+.PHONY: bench-progs bench-corpus bench-build-corpus bench-replay
 bench-progs: $(BENCH_PROGS)
 bench-corpus: $(B)/bench-data/corpus.bin
+bench-replay: $(B)/bench-host/replay_native
 userspace: bench-progs
 
 $(B)/bench-bin/%: tools/bench/%.c $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(BENCH_LIBUNIQD)
@@ -28,9 +41,67 @@ BENCH_LMDB_PROGS := $(B)/bench-bin/ub_corpus $(B)/bench-bin/ub_micro
 $(BENCH_LMDB_PROGS): BENCH_EXTRA := tools/bench/ubench_lmdb.c -llmdb
 $(BENCH_LMDB_PROGS): tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h
 
+# ub_corpus_c16k: ub_corpus linked with libuniqd's unchanged source built
+# with a thread cache of 16384 slots (UQ_SET_BITS=12, 1 MiB; the default is
+# 4096), for the build part's comparison; its libuniqd modes are named
+# uniqd_lib_c16k etc.
+BENCH_C16K_OBJS := $(patsubst $(LIBUNIQD_DIR)/%.c,$(B)/bench-lib-c16k/%.o,$(wildcard $(LIBUNIQD_DIR)/*.c))
+$(B)/bench-lib-c16k/%.o: $(LIBUNIQD_DIR)/%.c $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBUNIQD_CFLAGS) -DUQ_SET_BITS=12 -c $< -o $@
+
+$(B)/bench-lib-c16k/libuniqd.a: $(BENCH_C16K_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/bench-bin/ub_corpus_c16k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(B)/bench-lib-c16k/libuniqd.a
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_c16k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(B)/bench-lib-c16k/libuniqd.a $(USER_OBJS) -o $@
+
+# The variants are built for make bench only (bench.sh), not by make all.
+.PHONY: bench-variants
+bench-variants: $(B)/bench-bin/ub_corpus_c16k bench-fast16k
+
+# ub_corpus_fast16k: the same with tools/bench/libuniqd-fast-hit.patch (a
+# prototype of a faster hit path) applied to a copy of libuniqd's source,
+# and the 16384-slot cache. Skipped, not failed, when the patch no longer
+# applies to the library.
+BENCH_FAST := $(B)/bench-lib-fast16k
+$(BENCH_FAST)/libuniqd.a: $(wildcard $(LIBUNIQD_DIR)/*.c) $(LIBUNIQD_HDRS) tools/bench/libuniqd-fast-hit.patch
+	rm -rf $(BENCH_FAST)
+	mkdir -p $(BENCH_FAST)/src/tools/libuniqd
+	cp $(LIBUNIQD_DIR)/*.c $(LIBUNIQD_DIR)/*.h $(BENCH_FAST)/src/tools/libuniqd/
+	patch -s -p1 -d $(BENCH_FAST)/src < tools/bench/libuniqd-fast-hit.patch
+	for f in $(BENCH_FAST)/src/tools/libuniqd/*.c; do \
+		$(CC) $(LIBUNIQD_CFLAGS) -DUQ_SET_BITS=12 -c $$f \
+			-o $(BENCH_FAST)/$$(basename $$f .c).o || exit 1; done
+	$(AR) rcs $@ $(BENCH_FAST)/*.o
+
+$(B)/bench-bin/ub_corpus_fast16k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(BENCH_FAST)/libuniqd.a
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_fast16k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(BENCH_FAST)/libuniqd.a $(USER_OBJS) -o $@
+
+.PHONY: bench-fast16k
+bench-fast16k:
+	@$(MAKE) -s $(B)/bench-bin/ub_corpus_fast16k || \
+		{ rm -f $(B)/bench-bin/ub_corpus_fast16k; \
+		  echo "bench: tools/bench/libuniqd-fast-hit.patch does not apply to this libuniqd: ub_corpus_fast16k skipped"; }
+
 $(B)/bench-host/tokenize: tools/bench/tokenize.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $< -o $@
+
+# Always run: the script keeps its own cache (keyed by the package version
+# and its own hash) and only picks the units when that is current.
+bench-build-corpus: $(B)/bench-host/tokenize
+	@mkdir -p $(B)/bench-data
+	tools/bench/mkcorpus-build.sh $(B)/bench-data/build-corpus.bin \
+		--units $(BENCH_BUILD_UNITS) --tokenize $(B)/bench-host/tokenize
+
+# Natively, with its own fake device (uq_sys_*) in front of libuniqd.a.
+$(B)/bench-host/replay_native: tools/bench/replay_native.c $(BENCH_COMMON) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) uniqd/maphash.h $(USER_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -g -pthread $< tools/bench/ubench.c $(LIBUNIQD_A) $(USER_OBJS) -o $@
 
 $(B)/bench-data/corpus.bin: $(B)/bench-host/tokenize
 	@test -n "$(BENCH_HEADERS)" || { echo "bench: no /usr/src/linux-headers-*-common/include (install linux-headers-amd64)"; exit 1; }

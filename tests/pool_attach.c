@@ -257,6 +257,82 @@ int main(void)
 		close(fd2);
 	}
 
+	th_case("racing ATTACHes of one new name make one pool") {
+		/*
+		 * A new pool is allocated outside the registry mutex, then
+		 * checked for again: of the processes that race to create
+		 * a name, one creates it and every other attaches to it
+		 * (Documentation/design.rst, Lifetimes).
+		 */
+		enum { PROCS = 6, ROUNDS = 40 };
+		struct { int round, created; __u64 handle; } rec;
+		int created[ROUNDS] = { 0 }, seen[ROUNDS] = { 0 };
+		__u64 handle[ROUNDS] = { 0 };
+		int out[2], hold[2], p, r, status, bad = 0;
+
+		CHECK_OK(pipe(out));
+		CHECK_OK(pipe(hold));
+		for (p = 0; p < PROCS; p++) {
+			fflush(stdout);
+			if (fork())
+				continue;
+			close(out[0]);
+			close(hold[1]);
+			for (r = 0; r < ROUNDS; r++) {
+				char name[32];
+				struct uniqd_attach a;
+				__u32 cls;
+				int pfd = ut_open();
+
+				snprintf(name, sizeof(name), "attach-race-%d", r);
+				if (pfd < 0 || ut_attach_full(pfd, name, 0, &a))
+					_exit(1);
+				cls = ut_class(pfd, "c");
+				rec.round = r;
+				rec.created = a.status & UNIQD_ATTACH_CREATED;
+				rec.handle = cls ? ut_s(pfd, cls, "same") : 0;
+				if (write(out[1], &rec, sizeof(rec)) != sizeof(rec))
+					_exit(2);
+				/* pfd stays open: the pool lives until all are done. */
+			}
+			close(out[1]);	/* the parent reads to EOF */
+			if (read(hold[0], &r, 1) < 0)
+				_exit(3);
+			_exit(0);
+		}
+		close(out[1]);
+		close(hold[0]);
+		/* To EOF: a child closes out[1] when done or dead. */
+		for (int n = 0; n < PROCS * ROUNDS; n++) {
+			if (read(out[0], &rec, sizeof(rec)) != sizeof(rec)) {
+				bad++;
+				break;
+			}
+			if (rec.round < 0 || rec.round >= ROUNDS || !rec.handle) {
+				bad++;
+				continue;
+			}
+			seen[rec.round]++;
+			created[rec.round] += rec.created;
+			if (!handle[rec.round])
+				handle[rec.round] = rec.handle;
+			else if (handle[rec.round] != rec.handle)
+				bad++;
+		}
+		close(hold[1]);	/* the children exit, the pools go */
+		for (p = 0; p < PROCS; p++) {
+			wait(&status);
+			CHECK(WIFEXITED(status) && !WEXITSTATUS(status),
+			      "child status %#x", status);
+		}
+		close(out[0]);
+		CHECK(!bad, "%d reports without a handle or with another pool's", bad);
+		for (r = 0; r < ROUNDS; r++) {
+			CHECK(seen[r] == PROCS, "round %d: %d reports", r, seen[r]);
+			CHECK(created[r] == 1, "round %d: %d creators", r, created[r]);
+		}
+	}
+
 	th_case("max_user_pools: EDQUOT; max_pools: ENOSPC; usable after a close") {
 		long maxp = ut_param("max_pools"), maxu = ut_param("max_user_pools");
 		int *fds = calloc(maxu > 0 ? maxu + 1 : 1, sizeof(int));

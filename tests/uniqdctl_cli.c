@@ -353,9 +353,12 @@ int main(void)
 		CHECK(strstr(r.out, "uniqdctl " UNIQD_VERSION ", libuniqd " UNIQD_VERSION) != NULL,
 		      "%s", r.out);
 		CHECK(strstr(r.out, "module ABI 1") != NULL, "%s", r.out);
+		/* Every feature bit the module sets has its name. */
+		CHECK(strstr(r.out, "features pools batch resolve stats blake3-shash map (0x3f)"),
+		      "%s", r.out);
 		CHECK(RUN(&r, "--json", "version") == 0 && json_ok(r.out), "%s", r.out);
-		CHECK(strstr(r.out, "\"abi_version\":1") && strstr(r.out, "\"pools\""), "%s",
-		      r.out);
+		CHECK(strstr(r.out, "\"abi_version\":1") && strstr(r.out, "\"pools\"") &&
+		      strstr(r.out, "\"blake3-shash\",\"map\"]"), "%s", r.out);
 		CHECK(RUN(&r, "--help") == 0 && strstr(r.out, "usage: uniqdctl"), "help");
 	}
 

@@ -169,8 +169,6 @@ static struct ahash_alg uniqd_blake3_ahash_alg = {
 	},
 };
 
-MODULE_ALIAS_CRYPTO("blake3-uniqd");
-
 /*
  * Known answer through the extended state: 102400 bytes of the official
  * pattern streamed in 4 KiB updates (as the walk feeds it), then checked

@@ -167,10 +167,6 @@ static struct uniqd_blake3_drv uniqd_blake3_drvs[] = {
 #endif
 };
 
-MODULE_ALIAS_CRYPTO("blake3-uniqd-sse41");
-MODULE_ALIAS_CRYPTO("blake3-uniqd-avx2");
-MODULE_ALIAS_CRYPTO("blake3-uniqd-avx512");
-
 /*
  * Known answers from the official test vectors (input byte i is i % 251),
  * checked for every driver before registering, since the crypto manager

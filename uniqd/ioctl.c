@@ -14,6 +14,7 @@
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/nospec.h>
 #include <linux/sched/signal.h>
 #include <linux/uaccess.h>
 
@@ -404,7 +405,8 @@ long uniqd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	if (_IOC_TYPE(cmd) != UNIQD_IOC_MAGIC || nr >= ARRAY_SIZE(uniqd_ioctls))
 		return -ENOTTY;
-	desc = &uniqd_ioctls[nr];
+	/* nr is the caller's: no speculative load past the table (Spectre v1). */
+	desc = &uniqd_ioctls[array_index_nospec(nr, ARRAY_SIZE(uniqd_ioctls))];
 	if (!desc->fn || _IOC_DIR(cmd) != _IOC_DIR(desc->cmd))
 		return -ENOTTY;
 	/* Older, shorter structs than the first published one never existed. */

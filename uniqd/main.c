@@ -104,6 +104,9 @@ MODULE_DESCRIPTION("uniqd: a shared interning service for compiler processes");
 MODULE_AUTHOR("The uniqd developers");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(UNIQD_VERSION);
-/* A request for "blake3" (crypto_alloc_shash, AF_ALG) may load uniqd. */
-MODULE_ALIAS_CRYPTO("blake3");
-MODULE_ALIAS_CRYPTO("blake3-uniqd-generic");
+/*
+ * No MODULE_ALIAS_CRYPTO(): a crypto alias lets any user who binds an
+ * AF_ALG socket to "blake3" load uniqd and get a /dev/uniqd the
+ * administrator never loaded. The administrator loads it (modules-load.d);
+ * its "blake3" is there for AF_ALG from then on.
+ */

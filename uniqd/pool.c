@@ -164,68 +164,94 @@ fail:
 }
 
 /*
+ * The checks of an existing pool and of the limits, under the registry
+ * mutex: 0 with *@poolp set (a reference taken) when the pool exists, 0 with
+ * *@poolp NULL when it may be created, else the errno.
+ */
+static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
+			     struct uniqd_pool **poolp)
+{
+	struct uniqd_pool *pool;
+
+	lockdep_assert_held(&uniqd_pools_mutex);
+	*poolp = NULL;
+	pool = uniqd_pool_find(req->name, req->name_len);
+	if (pool) {
+		if (req->flags & UNIQD_ATTACH_NEW)
+			return -EEXIST;
+		if (!uniqd_pool_may_attach(pool))
+			return -EACCES;
+		refcount_inc(&pool->ref);
+		*poolp = pool;
+		return 0;
+	}
+	if (req->flags & UNIQD_ATTACH_EXISTING)
+		return -ENOENT;
+	if (uniqd_nr_pools >= uniqd_max_pools)
+		return -ENOSPC;
+	/* One user must not take every pool from the others. */
+	if (uniqd_user_pools_count(current_fsuid()) >= uniqd_max_user_pools)
+		return -EDQUOT;
+	return 0;
+}
+
+/*
  * Attach to the pool named in @req, creating it unless it exists (see the
  * UNIQD_ATTACH_* flags; @req is validated by the caller). On success the
  * caller owns one reference.
+ *
+ * A new pool is allocated with the registry mutex dropped: its allocations
+ * may reclaim in the caller's memory cgroup, and one user's slow cgroup must
+ * not stall every ATTACH and every last close on the machine. The checks
+ * are made again when the mutex is back, so a racing ATTACH of the same
+ * name sees one pool, and the loser frees its unused one.
  */
 int uniqd_pool_attach(const struct uniqd_attach_req *req,
 		      struct uniqd_pool **poolp, bool *created)
 {
-	struct uniqd_pool *pool;
-	int ret = 0;
+	struct uniqd_pool *pool, *fresh;
+	int ret;
 
 	*created = false;
 	mutex_lock(&uniqd_pools_mutex);
-	pool = uniqd_pool_find(req->name, req->name_len);
-	if (pool) {
-		if (req->flags & UNIQD_ATTACH_NEW)
-			ret = -EEXIST;
-		else if (!uniqd_pool_may_attach(pool))
-			ret = -EACCES;
-		else
-			refcount_inc(&pool->ref);
-		goto unlock;
-	}
-	if (req->flags & UNIQD_ATTACH_EXISTING) {
-		ret = -ENOENT;
-		goto unlock;
-	}
-	if (uniqd_nr_pools >= uniqd_max_pools) {
-		ret = -ENOSPC;
-		goto unlock;
-	}
-	/* One user must not take every pool from the others. */
-	if (uniqd_user_pools_count(current_fsuid()) >= uniqd_max_user_pools) {
-		ret = -EDQUOT;
-		goto unlock;
-	}
-	pool = uniqd_pool_new(req);
-	if (IS_ERR(pool)) {
-		ret = PTR_ERR(pool);
-		goto unlock;
-	}
-	ret = uniqd_user_pools_inc(pool->owner);
-	if (ret) {
-		uniqd_pool_free(pool);
-		goto unlock;
-	}
-	ret = xa_alloc_cyclic(&uniqd_pool_ids, &pool->id, pool,
+	ret = uniqd_pool_lookup(req, &pool);
+	mutex_unlock(&uniqd_pools_mutex);
+	if (ret || pool)
+		goto out;
+
+	fresh = uniqd_pool_new(req);
+	if (IS_ERR(fresh))
+		return PTR_ERR(fresh);
+
+	mutex_lock(&uniqd_pools_mutex);
+	ret = uniqd_pool_lookup(req, &pool);
+	if (ret || pool)
+		goto unlock_free;
+	ret = uniqd_user_pools_inc(fresh->owner);
+	if (ret)
+		goto unlock_free;
+	ret = xa_alloc_cyclic(&uniqd_pool_ids, &fresh->id, fresh,
 			      XA_LIMIT(1, U32_MAX), &uniqd_next_pool_id,
 			      GFP_KERNEL);
-	if (ret < 0) {
-		uniqd_user_pools_dec(pool->owner);
-		uniqd_pool_free(pool);
-		goto unlock;
-	}
+	if (ret < 0)
+		goto undo_user;
 	ret = 0;	/* 1 only says the ids wrapped */
 	/* Before anyone can map it: handles are handle_base | idx. */
-	pool->map.hdr->handle_base = uniqd_handle(pool, 0);
-	hash_add(uniqd_pools, &pool->node,
-		 uniqd_name_hash(pool->name, pool->name_len));
+	fresh->map.hdr->handle_base = uniqd_handle(fresh, 0);
+	hash_add(uniqd_pools, &fresh->node,
+		 uniqd_name_hash(fresh->name, fresh->name_len));
 	uniqd_nr_pools++;
-	*created = true;
-unlock:
 	mutex_unlock(&uniqd_pools_mutex);
+	*created = true;
+	*poolp = fresh;
+	return 0;
+
+undo_user:
+	uniqd_user_pools_dec(fresh->owner);
+unlock_free:
+	mutex_unlock(&uniqd_pools_mutex);
+	uniqd_pool_free(fresh);
+out:
 	if (!ret)
 		*poolp = pool;
 	return ret;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck disable=SC2317  # the checks are called through check()
 #
-# Full-system guest (tools/testing/system.sh): the four Debian packages as a
+# Full-system guest (tools/testing/system.sh): the five Debian packages as a
 # user has them after `apt install` and a reboot. uniqd.ko was built by DKMS
 # for 6.1 and 6.12 when the packages were installed, systemd-modules-load
 # loaded it at boot from the packaged modules-load.d file, and udev made

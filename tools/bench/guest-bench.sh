@@ -72,6 +72,31 @@ for p in $parts; do
 	scale)
 		note "ub_scale"
 		"$BIN/ub_scale" "$rounds" || out "error ub_scale exit $?" ;;
+	build)
+		# The "parallel build" corpus: process i takes every N-th unit;
+		# then the libuniqd modes again with each variant of libuniqd
+		# built for the comparison (ub_corpus_c16k: a 16384-slot thread
+		# cache; ub_corpus_fast16k: that and a prototype hit path). Each
+		# program runs all its rounds, since it keeps each unit's least
+		# time over them (the "-best" lines).
+		note "ub_corpus --kind build"
+		if [ -f "$D/build-corpus.bin" ]; then
+			brounds=$rounds
+			[ -n "$quick" ] && brounds=1
+			"$BIN/ub_corpus" --kind build --rounds "$brounds" --procs "1 2 4" \
+				--modes "${build_modes:-uniqd_lib uniqd_lib_nomap uniqd_lib_warm private private_fast lmdb}" \
+				"$D/build-corpus.bin" || out "error ub_corpus build exit $?"
+			for v in "$BIN"/ub_corpus_*; do
+				[ -x "$v" ] || continue
+				s=${v##*/ub_corpus_}
+				case " ${build_variants:-$s} " in *" $s "*) ;; *) continue ;; esac
+				"$v" --kind build --rounds "$brounds" --procs "1 2 4" \
+					--modes "uniqd_lib_$s uniqd_lib_warm_$s" \
+					"$D/build-corpus.bin" || out "error ub_corpus_$s build exit $?"
+			done
+		else
+			out "error build corpus missing"
+		fi ;;
 	corpus)
 		note "ub_corpus"
 		crounds=3

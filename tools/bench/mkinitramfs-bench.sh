@@ -8,17 +8,18 @@
 # kernel accepts concatenated archives):
 #
 #   /bench-bin/       the static benchmark programs
-#   /bench-data/      uniqd_bench.ko, the corpus
+#   /bench-data/      uniqd_bench.ko, the corpus, the build corpus
 #   /etc/uniqd-bench  settings for guest-bench.sh
 #   redis-server and every shared library it needs, at their host paths
 #
 #   mkinitramfs-bench.sh --out FILE --module uniqd.ko --release KVER
 #       --bench-module uniqd_bench.ko --bin DIR [--corpus FILE]
-#       [--redis] [--settings FILE] [--timeout SECONDS]
+#       [--build-corpus FILE] [--redis] [--settings FILE]
+#       [--timeout SECONDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-out= module= release= bmod= bin= corpus= redis= settings= timeout=3600
+out= module= release= bmod= bin= corpus= bcorpus= redis= settings= timeout=3600
 while [ $# -gt 0 ]; do
 	case $1 in
 	--out) out=$2; shift ;;
@@ -27,6 +28,7 @@ while [ $# -gt 0 ]; do
 	--bench-module) bmod=$2; shift ;;
 	--bin) bin=$2; shift ;;
 	--corpus) corpus=$2; shift ;;
+	--build-corpus) bcorpus=$2; shift ;;
 	--redis) redis=1 ;;
 	--settings) settings=$2; shift ;;
 	--timeout) timeout=$2; shift ;;
@@ -60,6 +62,7 @@ if [ -n "$bin" ]; then
 	done
 fi
 [ -n "$corpus" ] && cp "$corpus" "$r/bench-data/corpus.bin"
+[ -n "$bcorpus" ] && cp "$bcorpus" "$r/bench-data/build-corpus.bin"
 [ -n "$settings" ] && cp "$settings" "$r/etc/uniqd-bench"
 
 if [ -n "$redis" ]; then

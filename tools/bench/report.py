@@ -154,10 +154,11 @@ class Report:
             if kind == 'guest':
                 g.update(kv)
         self.json['guest'] = g
-        self.out('Guest: kernel %s, %s vCPUs, %s MiB, CPU model %s '
-                 '(QEMU TCG).' % (g.get('kernel', '?'), g.get('cpus', '?'),
-                                  int(g.get('mem_kb', 0)) // 1024,
-                                  g.get('cpu', '?').replace('_', ' ')))
+        if g:   # (a realbuild-only run has no bench VM: its section says)
+            self.out('Guest: kernel %s, %s vCPUs, %s MiB, CPU model %s '
+                     '(QEMU TCG).' % (g.get('kernel', '?'), g.get('cpus', '?'),
+                                      int(g.get('mem_kb', 0)) // 1024,
+                                      g.get('cpu', '?').replace('_', ' ')))
         h = {}
         for kind, kv, rest in self.host:
             if kind == 'host':
@@ -876,6 +877,204 @@ class Report:
                         ', '.join('N=%d %s' % (n, fmt_ratio(d[n]))
                                   for n in ns_))
 
+    # ---- Part B: a parallel build (ub_corpus --kind build) -----------
+    BUILD_MODES = [
+        ('uniqd_lib', 'uniqd, libuniqd uniqd_intern() (cache, mapping, ioctl)'),
+        ('uniqd_lib_c16k', 'uniqd, libuniqd, 16384-slot thread cache'),
+        ('uniqd_lib_warm', 'uniqd, libuniqd, every key already in the pool'),
+        ('uniqd_lib_warm_c16k', 'the same, 16384-slot thread cache'),
+        ('uniqd_lib_fast16k', 'uniqd, libuniqd + prototype hit path '
+         '(tools/bench/libuniqd-fast-hit.patch), 16384-slot cache'),
+        ('uniqd_lib_warm_fast16k', 'the same, every key already in the pool'),
+        ('uniqd_lib_nomap', 'uniqd, libuniqd without the mapping'),
+        ('uniqd_lib_many', 'uniqd, libuniqd uniqd_intern_many() a unit'),
+        ('uniqd_ioctl', 'uniqd, raw INTERN per token'),
+        ('private_fast', 'private interner, cheap hash'),
+        ('private', 'private interner, keyed BLAKE3'),
+        ('lmdb', 'LMDB, one shared store')]
+
+    def build(self):
+        runs = defaultdict(list)
+        checks, setup, lmdb, best = [], {}, defaultdict(list), {}
+        for kind, kv, rest in self.recs:
+            if kind == 'build-best':
+                pt = [int(x) for x in kv['proc_tokens'].split(',')]
+                pn = [int(x) for x in kv['proc_ns'].split(',')]
+                best[(kv['mode'], int(kv['procs']))] = (
+                    statistics.mean(t / n * 1e9 for t, n in zip(pt, pn)),
+                    sum(pt) / max(pn) * 1e9, int(kv['rounds']))
+            elif kind == 'build':
+                runs[(kv['mode'], int(kv['procs']))].append(kv)
+            elif kind == 'build-check':
+                checks.append(kv)
+            elif kind == 'build-setup':
+                setup = kv
+            elif kind == 'build-lmdb':
+                lmdb[int(kv['procs'])].append(kv)
+        if not runs:
+            return
+        units = int(setup.get('files', 0)) or 1
+        toks = int(setup.get('tokens', 0))
+        self.out('## A parallel build: preprocessed units (ub_corpus --kind build)')
+        self.out()
+        self.out('The identifiers and string literals of %s translation units '
+                 'of a real C project after the preprocessor (%s tokens, %.0f '
+                 'a unit; tools/bench/mkcorpus-build.sh): every unit repeats '
+                 'its headers. N processes, process i taking every N-th unit '
+                 'as `make -jN` would; every uniqd run starts from an empty '
+                 'pool. "Per process": each process\'s tokens over its own '
+                 'time, averaged over the N processes; best round (median '
+                 'round). Hits: the thread cache\'s share of all calls, the '
+                 'mapping\'s share of the probes it got (the cache\'s '
+                 'misses); syscalls and new entries a unit: medians over '
+                 'rounds, all processes together.'
+                 % (setup.get('files', '?'), setup.get('tokens', '?'),
+                    toks / units))
+        self.out()
+        per = {}
+        for k, v in runs.items():
+            smp, agg = Samples(), Samples()
+            for kv in v:
+                pt = [int(x) for x in kv.get('proc_tokens', '').split(',') if x]
+                pn = [int(x) for x in kv.get('proc_ns', '').split(',') if x]
+                if pt and len(pt) == len(pn) and all(pn):
+                    smp.add(statistics.mean(t / n * 1e9 for t, n in
+                                            zip(pt, pn)), kv['round'])
+                agg.add(int(kv['tokens']) / int(kv['ns']) * 1e9, kv['round'])
+            per[k] = (smp, agg)
+        ns_ = sorted({k[1] for k in runs})
+        rows = []
+        for m, desc in self.BUILD_MODES:
+            for n in ns_:
+                if (m, n) not in runs:
+                    continue
+                v = runs[(m, n)]
+                smp, agg = per[(m, n)]
+                hits = sum(int(x['cache_hits']) for x in v)
+                miss = sum(int(x['cache_misses']) for x in v)
+                mh = sum(int(x.get('map_hits', 0)) for x in v)
+                mm = sum(int(x.get('map_misses', 0)) for x in v)
+                sc = statistics.median(int(x.get('syscalls', 0)) for x in v)
+                ent = statistics.median(int(x['entries']) for x in v)
+                uq = m.startswith('uniqd')
+                rows.append([
+                    desc, n,
+                    '%.0f (%.0f)' % (max(smp.v), smp.median()) if smp else '-',
+                    '%.0f' % max(agg.v),
+                    '%.1f%%' % (100.0 * hits / (hits + miss))
+                    if hits + miss and m != 'lmdb' else '-',
+                    '%.1f%%' % (100.0 * mh / (mh + mm)) if mh + mm else '-',
+                    '%.1f' % (sc / units) if uq and m != 'uniqd_lib_many' else '-',
+                    '%.1f' % (ent / units) if uq else '-'])
+        self.table(['mode', 'N', 'tokens/s per process', 'tokens/s, all',
+                    'cache hits', 'mapping hits', 'syscalls a unit',
+                    'new entries a unit'], rows)
+        rr = []
+        vs = {'private_fast': {}, 'lmdb': {}}
+        variants = [(x, d) for x, d in self.BUILD_MODES
+                    if x.startswith('uniqd_lib') and x != 'uniqd_lib_many']
+        for u, udesc in variants:
+            for n in ns_:
+                us = per.get((u, n), (None,))[0]
+                if not us:
+                    continue
+                cells = [udesc, n, '%.0f' % max(us.v)]
+                for peer in ('private_fast', 'private', 'lmdb'):
+                    pe = per.get((peer, n), (None,))[0]
+                    p = paired(us, pe) if pe else None
+                    if u == 'uniqd_lib' and peer in vs:
+                        vs[peer][n] = p[0] if p else None
+                    self.json['ratios']['build_%s_%d_vs_%s' % (u, n, peer)] = \
+                        p[0] if p else None
+                    cells.append(fmt_paired(p))
+                rr.append(cells)
+        for n in ns_:
+            if vs['private_fast'].get(n):
+                self.plot.append(('build uniqd / private cheap, N=%d' % n,
+                                  vs['private_fast'][n], 0.7))
+            if vs['lmdb'].get(n):
+                self.plot.append(('build uniqd / LMDB, N=%d' % n,
+                                  vs['lmdb'][n], 4))
+        self.out('uniqd per process against the peers at the same N: '
+                 'tokens/s per process of the best round, ratios of '
+                 'tokens/s per process round by round (median, '
+                 'lowest-highest). The targets are judged on libuniqd as it '
+                 'is (uniqd_intern(), mapped, 4096-slot cache).')
+        self.out()
+        self.table(['uniqd mode', 'N', 'tokens/s per process',
+                    'vs private cheap', 'vs private BLAKE3', 'vs LMDB'], rr)
+        if best:
+            self.build_best(best, ns_)
+        for peer, what, t in (('private_fast', 'the private cheap-hash '
+                               'interner', 0.7), ('lmdb', 'LMDB', 4)):
+            d = vs[peer]
+            if best:
+                d = {n: best[('uniqd_lib', n)][0] / best[(peer, n)][0]
+                     for n in ns_ if ('uniqd_lib', n) in best and
+                     (peer, n) in best}
+            if not d:
+                continue
+            bad = [n for n in d if (d[n] or 0) < t]
+            self.target('build: uniqd per process at least %gx %s at every N'
+                        '%s' % (t, what, ' (each unit\'s best round)'
+                                if best else ''), not bad,
+                        ', '.join('N=%d %s' % (n, fmt_ratio(d[n]))
+                                  for n in sorted(d)))
+        if lmdb:
+            self.out('LMDB\'s store after the runs: %s.' % '; '.join(
+                'N=%d %s entries, %.1f-%.1f MB of map' % (
+                    n, '/'.join(sorted({kv['entries'] for kv in lmdb[n]})),
+                    min(int(kv['map_bytes']) for kv in lmdb[n]) / 1e6,
+                    max(int(kv['map_bytes']) for kv in lmdb[n]) / 1e6)
+                for n in sorted(lmdb)))
+            self.out()
+        if checks:
+            ok = all(c['ok'] == '1' for c in checks)
+            self.out('Agreement: %d checked runs, every process the same '
+                     'handle for the same (class, content), different ones '
+                     'for different: **%s** (%s).'
+                     % (len(checks), 'yes' if ok else 'NO',
+                        '; '.join('%s N=%s: %s mismatches, %s collisions'
+                                  % (c['mode'], c['procs'], c['mismatches'],
+                                     c['collisions']) for c in checks)))
+            self.out()
+            self.target('all processes agree on every handle (build)', ok,
+                        '%d runs checked' % len(checks))
+
+    def build_best(self, best, ns_):
+        """Each unit's least time over the rounds, summed per process."""
+        rounds = max(v[2] for v in best.values())
+        self.out('Each unit\'s best round: every unit is timed alone, and '
+                 'a process\'s time is the sum of its units\' least times '
+                 'over the %d rounds, the run as it would have gone had '
+                 'every unit met the host\'s quietest moment (a unit takes '
+                 'tens of milliseconds; the host is shared). Tokens/s per '
+                 'process (all processes together), and ratios of tokens/s '
+                 'per process.' % rounds)
+        self.out()
+        modes = [m for m, d in self.BUILD_MODES if any((m, n) in best
+                                                      for n in ns_)]
+        desc = dict(self.BUILD_MODES)
+        rows = []
+        for m in modes:
+            row = [desc[m]]
+            for n in ns_:
+                b = best.get((m, n))
+                row.append('%.0f (%.0f)' % (b[0], b[1]) if b else '-')
+            for peer in ('private_fast', 'lmdb'):
+                for n in ns_:
+                    b, pb = best.get((m, n)), best.get((peer, n))
+                    row.append(fmt_ratio(b[0] / pb[0]) if b and pb and
+                               m != peer else '-')
+            rows.append(row)
+            for n in ns_:
+                if (m, n) in best:
+                    self.json['ratios']['build_best_%s_%d' % (m, n)] = \
+                        best[(m, n)][0]
+        self.table(['mode'] + ['N=%d tokens/s' % n for n in ns_] +
+                   ['vs private cheap N=%d' % n for n in ns_] +
+                   ['vs LMDB N=%d' % n for n in ns_], rows)
+
     # ---- Part B: memory -----------------------------------------------
     def memory(self):
         m = r = None
@@ -925,6 +1124,180 @@ class Report:
         self.target('at most 48 bytes of overhead per entry (1M entries)',
                     ov <= 48, '%.1f bytes' % ov)
         self.plot.append(('48 B / overhead per entry', 48 / ov, 1.0))
+
+    # ---- a real build with the GCC plugin (guest-realbuild.sh) ---------
+    def realbuild(self):
+        g, runs, pools = {}, defaultdict(dict), {}
+        for kind, kv, rest in self.recs:
+            if kind == 'realbuild-guest':
+                g = kv
+            elif kind == 'realbuild':
+                runs[kv['mode']][int(kv['round'])] = kv
+            elif kind == 'realbuild-pool':
+                pools[int(kv['round'])] = kv
+        if not runs:
+            return
+        ok = {m: {r: kv for r, kv in rs.items() if kv.get('rc') == '0'}
+              for m, rs in runs.items()}
+        wall = {}
+        for m, rs in ok.items():
+            wall[m] = Samples()
+            for r, kv in rs.items():
+                wall[m].add(int(kv['ns']) / 1e9, r)
+        modes = [m for m in ('plain', 'uniqd', 'private', 'none') if m in runs]
+        self.out('## A real build with the GCC plugin (realbuild)')
+        self.out()
+        self.out('%s built with `make -j%s %s` (after `make defconfig`; '
+                 '`make clean` before each build) in a host-userland guest '
+                 '(kernel %s, %s vCPUs, gcc %s), alternating the modes '
+                 '%s in each of %s rounds: `plain` is gcc alone, `uniqd` the '
+                 'plugin interning into a fresh pool per round, `private` the '
+                 'same plugin with `table=private` (each compiler process\'s '
+                 'own table), `none` the plugin with `table=none`. Wall time '
+                 'of each build, in seconds:'
+                 % (g.get('project', '?'), g.get('jobs', '?'),
+                    g.get('targets', '?').replace(',', ' '),
+                    g.get('kernel', '?'), g.get('cpus', '?'),
+                    g.get('gcc', '?'), ' '.join(modes), g.get('rounds', '?')))
+        self.out()
+        rounds = sorted({r for rs in runs.values() for r in rs})
+
+        def sec(m, r):
+            kv = runs.get(m, {}).get(r)
+            if not kv:
+                return '-'
+            if kv.get('rc') != '0':
+                return 'failed (%s)' % kv.get('rc')
+            return '%.1f' % (int(kv['ns']) / 1e9)
+
+        def ratio(num, den, r):
+            a, b = wall.get(num), wall.get(den)
+            if a and b and r in a.r and r in b.r and b.r[r]:
+                return a.r[r] / b.r[r]
+            return None
+        pairs = [('uniqd', 'plain'), ('uniqd', 'private'),
+                 ('private', 'plain')]
+        if 'none' in runs:
+            pairs.append(('none', 'plain'))
+        pairs = [p for p in pairs if p[0] in runs and p[1] in runs]
+        rows = []
+        for r in rounds:
+            rows.append([str(r)] + [sec(m, r) for m in modes] +
+                        [fmt_ratio(ratio(a, b, r)) for a, b in pairs])
+        med = {}
+        for a, b in pairs:
+            med[(a, b)] = paired(wall.get(a), wall.get(b))
+        rows.append(['**median**'] +
+                    ['%.1f' % wall[m].median() if wall.get(m) else '-'
+                     for m in modes] +
+                    ['**%s**' % fmt_paired(med[p]) for p in pairs])
+        self.table(['round'] + modes + ['%s/%s' % p for p in pairs], rows)
+        self.out('Ratios are of builds of the same round (median of the '
+                 'rounds, lowest-highest in brackets).')
+        self.out()
+        rb = self.json['realbuild'] = {'guest': g, 'runs': {
+            m: {str(r): kv for r, kv in rs.items()} for m, rs in runs.items()},
+            'pools': {str(r): kv for r, kv in pools.items()}, 'ratios': {}}
+        for (a, b), p in med.items():
+            if p:
+                rb['ratios']['%s/%s' % (a, b)] = p[0]
+                self.json['ratios']['realbuild_%s/%s' % (a, b)] = p[0]
+        p = med.get(('uniqd', 'plain'))
+        if p:
+            self.target('real build: the plugin on uniqd adds at most 5% to '
+                        'the wall time', p[0] <= 1.05,
+                        '%+.1f%% (uniqd/plain %s)' % ((p[0] - 1) * 100,
+                                                     fmt_paired(p)))
+            self.plot.append(('real build plain/uniqd', 1 / p[0], 1 / 1.05))
+        p = med.get(('uniqd', 'private'))
+        if p:
+            self.target('real build: the plugin on uniqd no slower than on a '
+                        'private table', p[0] <= 1.0,
+                        'uniqd/private %s' % fmt_paired(p))
+            self.plot.append(('real build private/uniqd', 1 / p[0], 1.0))
+
+        # The plugin's stats= lines, summed per build.
+        def tot(m, k):
+            return sum(int(kv.get(k, 0)) for kv in ok.get(m, {}).values())
+        srows = []
+        for m in modes:
+            if m == 'plain' or not ok.get(m):
+                continue
+            n, u = tot(m, 'interns'), tot(m, 'units')
+            if not n or not u:
+                srows.append([m, u, n, '-', '-', '-', '-', '-', '-'])
+                continue
+
+            def pc(k):
+                if m != 'uniqd':
+                    return '-'
+                return '%.1f%%' % (100.0 * tot(m, k) / n)
+            srows.append([m, '%d' % (u // len(ok[m])),
+                          '%d' % (n // len(ok[m])), pc('cached'), pc('mapped'),
+                          pc('syscalls'),
+                          '%.1f%%' % (100.0 * (tot(m, 'cached') +
+                                               tot(m, 'mapped')) / n)
+                          if m == 'uniqd' else '-',
+                          '%.0f' % (tot(m, 'syscalls') / u)
+                          if m == 'uniqd' else '-',
+                          '%.0f' % (tot(m, 'created') / u)])
+        if srows:
+            self.out('What the plugin\'s `stats=` lines say, per build (the '
+                     'mean of the rounds): units, keys interned (identifiers, '
+                     'the unit\'s name, tags, layouts and uses: the stats '
+                     'lines do not split them by class; identifiers are '
+                     'nearly all of them), and who answered. Under `private` '
+                     'everything is answered in the process, so only '
+                     '`created` (new keys per unit) means something there.')
+            self.out()
+            self.table(['mode', 'units', 'interns', 'thread cache', 'mapping',
+                        'kernel', 'without a system call',
+                        'keys to the kernel / unit', 'new keys / unit'],
+                       srows)
+        n = tot('uniqd', 'interns')
+        if n:
+            share = (tot('uniqd', 'cached') + tot('uniqd', 'mapped')) / n
+            rb['no_syscall_share'] = share
+            self.target('real build: at least 95% of the plugin\'s interns '
+                        'answered without a system call', share >= 0.95,
+                        '%.1f%% of %d interns in %d units' %
+                        (100 * share, n, tot('uniqd', 'units')))
+            self.plot.append(('real build no-syscall share / 95%',
+                              share / 0.95, 1.0))
+
+        # Memory: the pool against the private tables of the same build.
+        if pools:
+            mrows = []
+            for r in sorted(pools):
+                kv = pools[r]
+                pb = int(kv.get('arena_bytes', 0)) + int(kv.get('table_bytes', 0))
+                pv = ok.get('private', {}).get(r, {})
+                pe, pm = int(pv.get('created', 0)), int(pv.get('private_min_bytes', 0))
+                mrows.append([str(r), kv.get('entries', '?'),
+                              '%.2f MiB' % (int(kv.get('bytes', 0)) / 2**20),
+                              '%.2f MiB' % (pb / 2**20),
+                              '%d' % pe if pv else '-',
+                              '%.2f MiB' % (pm / 2**20) if pm else '-',
+                              fmt_ratio(pe / int(kv['entries']))
+                              if pe and int(kv.get('entries', 0)) else '-',
+                              fmt_ratio(pm / pb) if pm and pb else '-'])
+            self.out('Memory: the round\'s pool after its `uniqd` build '
+                     '(`uniqdctl stats --json`: `entries`, `bytes` of content, '
+                     'and `arena_bytes` + `table_bytes`) against the private '
+                     'tables of the same round\'s `private` build taken '
+                     'together (the sum over its units of their new keys). '
+                     'The plugin does not report the private tables\' bytes '
+                     '(its stats lines count keys); "private, at least" is '
+                     'what tools/gcc-plugin/table.cc holds for those counts '
+                     'without the keys\' own bytes (16-byte slots, at least '
+                     '1024 and at most half full, and a 24-byte record per '
+                     'entry), a lower bound: a `bytes=` field in the stats '
+                     'line is what is missing for the real figure.')
+            self.out()
+            self.table(['round', 'pool entries', 'pool content',
+                        'pool arena + tables', 'private entries (sum)',
+                        'private, at least', 'private/pool entries',
+                        'private (at least)/pool bytes'], mrows)
 
     # ---- everything --------------------------------------------------
     def errors(self):
@@ -1023,7 +1396,9 @@ def main():
     rep.pingpong()
     rep.scale()
     rep.corpus()
+    rep.build()
     rep.memory()
+    rep.realbuild()
     rep.errors()
     rep.write(a.out, a.title)
     return 0

@@ -15,6 +15,20 @@
  * names included (a compiler interns them too). Files are taken in sorted
  * path order, *.h only.
  *
+ *   tokenize --cpp OUT FILE...
+ *   tokenize --cpp OUT --list LISTFILE	(one path a line)
+ *
+ * The "parallel build" corpus (tools/bench/mkcorpus-build.sh): each FILE is
+ * one translation unit after the preprocessor (`gcc -E`), taken in the
+ * order given; the lines the preprocessor leaves starting with '#'
+ * (line markers `# 12 "file.h" 3`, #pragma, #ident) are skipped, since a
+ * compiler does not intern their file names as string literals.
+ *
+ *   tokenize --pick N IN OUT
+ *
+ * Copies N units of the corpus IN to OUT, spread evenly over it (unit
+ * k * units / N for k < N), in order: a smaller build of the same project.
+ *
  * Output, little-endian (see ub_corpus.c):
  *   "UBCORP01" u32 files u32 0 u64 tokens u64 token_bytes
  *   per file: u32 tokens, then per token: u8 class (1 ident, 2 string),
@@ -118,6 +132,16 @@ static int ident_char(int c)
 	return ident_start(c) || (c >= '0' && c <= '9');
 }
 
+static int cpp_mode;
+
+/* Only blanks between the start of the line and s[i]? */
+static int line_start(const char *s, size_t i)
+{
+	while (i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t'))
+		i--;
+	return i == 0 || s[i - 1] == '\n';
+}
+
 static void lex(const char *s, size_t n)
 {
 	size_t i = 0;
@@ -125,7 +149,10 @@ static void lex(const char *s, size_t n)
 	while (i < n) {
 		char c = s[i];
 
-		if (c == '/' && i + 1 < n && s[i + 1] == '*') {
+		if (cpp_mode && c == '#' && line_start(s, i)) {
+			while (i < n && s[i] != '\n')
+				i++;
+		} else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
 			const char *e = memmem(s + i + 2, n - i - 2, "*/", 2);
 
 			i = e ? (size_t)(e - s) + 2 : n;
@@ -189,19 +216,127 @@ static void put64(uint64_t v)
 	fwrite(&v, 8, 1, out);
 }
 
+/* tokenize --pick N IN OUT */
+static int pick(uint32_t n, const char *in, const char *outp)
+{
+	uint8_t hdr[32], *buf = NULL;
+	uint64_t toks = 0, bytes = 0, k = 0;
+	uint32_t files, f;
+	size_t cap = 0;
+	FILE *fi = fopen(in, "rb");
+
+	if (!fi || fread(hdr, 1, 32, fi) != 32 || memcmp(hdr, "UBCORP01", 8)) {
+		fprintf(stderr, "tokenize: %s: not a corpus\n", in);
+		return 1;
+	}
+	memcpy(&files, hdr + 8, 4);
+	if (!n || n > files)
+		n = files;
+	out = fopen(outp, "wb");
+	if (!out) {
+		fprintf(stderr, "tokenize: %s: %s\n", outp, strerror(errno));
+		return 1;
+	}
+	fwrite(hdr, 1, 32, out);
+	for (f = 0; f < files; f++) {
+		uint32_t nt, t;
+		size_t len = 0;
+		int want = k < n && f == (uint32_t)(k * files / n);
+
+		if (fread(&nt, 4, 1, fi) != 1)
+			goto bad;
+		for (t = 0; t < nt; t++) {
+			uint16_t l;
+
+			if (len + 4 > cap) {
+				cap = (len + 4 + 65536) * 2;
+				buf = realloc(buf, cap);
+				if (!buf)
+					exit(1);
+			}
+			if (fread(buf + len, 1, 4, fi) != 4)
+				goto bad;
+			memcpy(&l, buf + len + 2, 2);
+			if (len + 4 + l > cap) {
+				cap = (len + 4 + l) * 2;
+				buf = realloc(buf, cap);
+				if (!buf)
+					exit(1);
+			}
+			if (fread(buf + len + 4, 1, l, fi) != l)
+				goto bad;
+			len += 4 + l;
+			bytes += want ? l : 0;
+		}
+		if (!want)
+			continue;
+		put32(nt);
+		fwrite(buf, 1, len, out);
+		toks += nt;
+		k++;
+	}
+	fclose(fi);
+	fseek(out, 8, SEEK_SET);
+	put32((uint32_t)k);
+	put32(0);
+	put64(toks);
+	put64(bytes);
+	if (fclose(out)) {
+		fprintf(stderr, "tokenize: writing %s failed\n", outp);
+		return 1;
+	}
+	printf("tokenize: %llu of %u units, %llu tokens, %llu token bytes\n",
+	       (unsigned long long)k, files, (unsigned long long)toks,
+	       (unsigned long long)bytes);
+	free(buf);
+	return 0;
+bad:
+	fprintf(stderr, "tokenize: %s: truncated\n", in);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t files = 0;
 	size_t i;
 	int a;
 
+	if (argc == 5 && !strcmp(argv[1], "--pick"))
+		return pick((uint32_t)strtoul(argv[2], NULL, 10), argv[3], argv[4]);
+	if (argc > 1 && !strcmp(argv[1], "--cpp")) {
+		cpp_mode = 1;
+		argv++;
+		argc--;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: tokenize OUT DIR...\n");
+		fprintf(stderr, "usage: tokenize OUT DIR... | tokenize --cpp OUT FILE... |\n"
+				"       tokenize --pick N IN OUT\n");
 		return 2;
 	}
-	for (a = 2; a < argc; a++)
-		walk(argv[a]);
-	qsort(paths, npaths, sizeof(*paths), cmp);
+	if (cpp_mode && argc == 4 && !strcmp(argv[2], "--list")) {
+		FILE *l = fopen(argv[3], "r");
+		char line[4096];
+
+		if (!l) {
+			fprintf(stderr, "tokenize: %s: %s\n", argv[3], strerror(errno));
+			return 1;
+		}
+		while (fgets(line, sizeof(line), l)) {
+			line[strcspn(line, "\n")] = 0;
+			if (*line)
+				add_path(line);
+		}
+		fclose(l);
+		argc = 2;
+	}
+	for (a = 2; a < argc; a++) {
+		if (cpp_mode)
+			add_path(argv[a]);
+		else
+			walk(argv[a]);
+	}
+	if (!cpp_mode)
+		qsort(paths, npaths, sizeof(*paths), cmp);
 	out = fopen(argv[1], "wb");
 	if (!out) {
 		fprintf(stderr, "tokenize: %s: %s\n", argv[1], strerror(errno));
@@ -217,8 +352,13 @@ int main(int argc, char **argv)
 		char *buf;
 		long n;
 
-		if (!f)
+		if (!f) {
+			if (cpp_mode) {
+				fprintf(stderr, "tokenize: %s: %s\n", paths[i], strerror(errno));
+				return 1;
+			}
 			continue;
+		}
 		fseek(f, 0, SEEK_END);
 		n = ftell(f);
 		fseek(f, 0, SEEK_SET);
@@ -245,7 +385,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tokenize: writing %s failed\n", argv[1]);
 		return 1;
 	}
-	printf("tokenize: %u files, %llu tokens, %llu token bytes\n", files,
-	       (unsigned long long)ntok, (unsigned long long)nbytes);
+	printf("tokenize: %u %s, %llu tokens, %llu token bytes\n", files,
+	       cpp_mode ? "units" : "files", (unsigned long long)ntok,
+	       (unsigned long long)nbytes);
 	return 0;
 }

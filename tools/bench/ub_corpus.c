@@ -10,6 +10,10 @@
  *                    cache in front of the kernel), all into one pool
  *   uniqd_lib_nomap  the same with UNIQD_OPEN_NOMAP: no mapped pool, a
  *                    cache miss is an INTERN (uniqd before the mapping)
+ *   uniqd_lib_warm   uniqd_lib into a pool that already holds every key
+ *                    of the corpus (interned by the parent before the
+ *                    run, untimed): nothing is created, so against
+ *                    uniqd_lib it shows what creating costs
  *   uniqd_lib_many   libuniqd's uniqd_intern_many() per file
  *   uniqd_ioctl      a raw INTERN ioctl per token (no cache)
  *   private          each process its own in-process interner (keyed
@@ -20,21 +24,41 @@
  *                    the tokens looked up in one read transaction, then
  *                    the misses put in one write transaction
  *
+ * The same program runs the "parallel build" corpus
+ * (tools/bench/mkcorpus-build.sh): there a "file" is one translation unit
+ * after the preprocessor, headers and all, so process i takes every N-th
+ * unit, as the compiler processes of `make -j` do; --kind build names its
+ * lines "build", "build-check" etc. instead of "corpus".
+ *
  * Every run starts from an empty pool. Per run:
  *   UBENCH corpus mode=M procs=N round=R tokens=T ns=W entries=E bytes=B
- *                 arena=A table=S cache_hits=H cache_misses=X
+ *                 arena=A table=S cache_hits=H cache_misses=X units=U
+ *                 map_hits=MH map_misses=MM syscalls=SC
+ *                 proc_tokens=T1,T2,.. proc_ns=W1,W2,..
  * entries: distinct entries of the pool (uniqd) or the sum of the private
- * tables' entries. For lmdb, cache_hits / cache_misses count the tokens
+ * tables' entries. W is the wall time of the whole run; Tp and Wp each
+ * process's share of the tokens and its own time (tokens/s per process).
+ * map_hits / map_misses: libuniqd's probes of the mapped pool
+ * (uniqd_map_info()); syscalls: the calls that reached the kernel (for
+ * uniqd_intern(): the probes that missed, or without a mapping every cache
+ * miss; not counted for uniqd_lib_many). For lmdb, cache_hits / cache_misses count the tokens
  * found by the read transactions / left to the write transactions, and a
  * second line gives the store's size:
  *   UBENCH corpus-lmdb procs=N round=R entries=E map_bytes=M tmpfs=0|1
+ * After the last round, per mode and N, each process's tokens and the sum
+ * of its units' least times over the rounds (each unit timed alone):
+ *   UBENCH corpus-best mode=M procs=N rounds=R proc_tokens=T1,.. proc_ns=W1,..
  * In round 0 every uniqd and lmdb run is checked: every process
  * wrote its handles, and the same (class, content) must have the same
  * handle in every process and different ones different handles:
  *   UBENCH corpus-check mode=M procs=N tokens=T distinct=D mismatches=X
  *                       collisions=Y ok=0|1
  *
- *   ub_corpus [--rounds N] [--procs LIST] [--modes LIST] CORPUS
+ *   ub_corpus [--rounds N] [--round-base R] [--procs LIST] [--modes LIST]
+ *             [--kind NAME] CORPUS
+ *
+ * --round-base R numbers the rounds from R (round 0 is the checked one), so
+ * that a caller can alternate this program with another round by round.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -42,6 +66,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,11 +77,21 @@
 
 #define MAXPROCS	8
 
+/*
+ * UB_LIB_VARIANT: a suffix for the libuniqd modes' names when this program
+ * is linked with a variant of libuniqd built for a comparison (mk/bench.mk:
+ * ub_corpus_c16k, its thread cache at 16384 slots).
+ */
+#ifndef UB_LIB_VARIANT
+#define UB_LIB_VARIANT ""
+#endif
+
 enum mode { M_LIB, M_MANY, M_IOCTL, M_PRIVATE, M_PRIVATE_FAST, M_LMDB,
-	    M_LIB_NOMAP, M_COUNT };
+	    M_LIB_NOMAP, M_LIB_WARM, M_COUNT };
 static const char *const mode_name[M_COUNT] = {
-	"uniqd_lib", "uniqd_lib_many", "uniqd_ioctl", "private", "private_fast",
-	"lmdb", "uniqd_lib_nomap",
+	"uniqd_lib" UB_LIB_VARIANT, "uniqd_lib_many" UB_LIB_VARIANT,
+	"uniqd_ioctl", "private", "private_fast", "lmdb",
+	"uniqd_lib_nomap" UB_LIB_VARIANT, "uniqd_lib_warm" UB_LIB_VARIANT,
 };
 
 struct tok {
@@ -67,6 +102,13 @@ struct tok {
 
 static struct tok *toks;
 static uint64_t ntoks, corpus_bytes;
+/*
+ * Each unit's time in the run going on (shared with the processes, which
+ * write their own units' entries), and per mode and N the least time of
+ * each unit over the rounds: see the "-best" line.
+ */
+static uint64_t *unit_ns;
+static uint64_t *unit_best[M_COUNT][MAXPROCS + 1];
 static uint64_t *file_first;	/* tokens of file f: [file_first[f], file_first[f + 1]) */
 static uint32_t nfiles;
 
@@ -131,7 +173,13 @@ struct result {
 	char status;		/* 'k' or 'f' */
 	uint64_t entries;
 	uint64_t cache_hits, cache_misses;
+	uint64_t map_hits, map_misses;	/* probes of the mapping */
+	uint64_t syscalls;	/* uniqd: calls that reached the kernel */
+	uint64_t tokens, ns;	/* this process's share and its own time */
 };
+
+/* "corpus", or --kind: the prefix of every output line. */
+static const char *kind = "corpus";
 
 static char pool_name[64];
 
@@ -168,6 +216,7 @@ static int compile_lmdb(unsigned int me, unsigned int procs, int hfd,
 	ub_lmdb_open(&db, lmdb_path);
 	for (f = me; f < nfiles && !ret; f += procs) {
 		uint64_t a = file_first[f], n = file_first[f + 1] - a, i;
+		uint64_t u0 = ub_now();
 		long miss;
 
 		for (i = 0; i < n; i++) {
@@ -188,6 +237,7 @@ static int compile_lmdb(unsigned int me, unsigned int procs, int hfd,
 		if (hfd >= 0 && n &&
 		    write(hfd, h, n * sizeof(*h)) != (ssize_t)(n * sizeof(*h)))
 			ret = -1;
+		unit_ns[f] = ub_now() - u0;
 	}
 	ub_lmdb_close(&db);
 	free(data);
@@ -215,8 +265,8 @@ static uint64_t lmdb_finish(unsigned int procs, unsigned int round, bool ok)
 		ub_lmdb_open(&db, lmdb_path);
 		ub_lmdb_usage(&db, &entries, &bytes);
 		ub_lmdb_close(&db);
-		ub_out("corpus-lmdb procs=%u round=%u entries=%llu map_bytes=%llu tmpfs=%d",
-		       procs, round, (unsigned long long)entries,
+		ub_out("%s-lmdb procs=%u round=%u entries=%llu map_bytes=%llu tmpfs=%d",
+		       kind, procs, round, (unsigned long long)entries,
 		       (unsigned long long)bytes, lmdb_tmpfs);
 	}
 	ub_lmdb_remove(lmdb_path);
@@ -233,9 +283,13 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 	uint64_t *hbuf = NULL, nh = 0;
 	struct uniqd_item *items = NULL;
 	struct uniqd_cache_stats cs0 = { 0 }, cs1 = { 0 };
+	struct uniqd_map_info mi0 = { 0 }, mi1 = { 0 };
+	uint64_t uncached = 0;	/* longer than the cache keeps */
 	int fd = -1;
 	uint32_t f;
 
+	for (f = me; f < nfiles; f += procs)
+		res->tokens += file_first[f + 1] - file_first[f];
 	if (m == M_LMDB)
 		return compile_lmdb(me, procs, hfd, res);
 	if (m == M_PRIVATE || m == M_PRIVATE_FAST) {
@@ -258,6 +312,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 			return -1;
 		uniqd_cache_clear();
 		uniqd_cache_stats(&cs0);
+		uniqd_map_info(pool, &mi0);
 	}
 	if (hfd >= 0)
 		hbuf = malloc(1 << 20);
@@ -266,6 +321,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 
 	for (f = me; f < nfiles; f += procs) {
 		uint64_t t, a = file_first[f], b = file_first[f + 1];
+		uint64_t u0 = ub_now();
 
 		if (m == M_MANY) {
 			for (t = a; t < b;) {
@@ -288,6 +344,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 				}
 				t += n;
 			}
+			unit_ns[f] = ub_now() - u0;
 			continue;
 		}
 		for (t = a; t < b; t++) {
@@ -298,7 +355,9 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 			switch (m) {
 			case M_LIB:
 			case M_LIB_NOMAP:
+			case M_LIB_WARM:
 				h = uniqd_intern(pool, cls[k->cls], k->data, k->len);
+				uncached += k->len > 256;
 				break;
 			case M_IOCTL:
 				if (ub_uniqd_intern(fd, cls[k->cls], k->data, k->len, &h))
@@ -320,6 +379,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 				}
 			}
 		}
+		unit_ns[f] = ub_now() - u0;
 	}
 	if (hbuf && nh && write(hfd, hbuf, nh * 8) != (ssize_t)(nh * 8))
 		return -1;
@@ -327,8 +387,21 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 		res->entries = ub_interner_entries(local);
 	if (pool) {
 		uniqd_cache_stats(&cs1);
+		uniqd_map_info(pool, &mi1);
 		res->cache_hits = cs1.hits - cs0.hits;
 		res->cache_misses = cs1.misses - cs0.misses;
+		res->map_hits = mi1.hits - mi0.hits;
+		res->map_misses = mi1.misses - mi0.misses;
+		/*
+		 * uniqd_intern(): a cache miss (or a key too long for the
+		 * cache) is a probe of the mapping when there is one, and each
+		 * probe that misses, or each miss without a mapping, an INTERN.
+		 */
+		if (m != M_MANY)
+			res->syscalls = mi1.addr ? res->map_misses :
+					res->cache_misses + uncached;
+	} else if (m == M_IOCTL) {
+		res->syscalls = res->tokens;
 	}
 	return 0;
 }
@@ -410,8 +483,8 @@ static void check(enum mode m, unsigned int procs)
 		fclose(fp);
 		unlink(path);
 	}
-	ub_out("corpus-check mode=%s procs=%u tokens=%llu distinct=%llu mismatches=%llu collisions=%llu ok=%d",
-	       mode_name[m], procs, (unsigned long long)seen,
+	ub_out("%s-check mode=%s procs=%u tokens=%llu distinct=%llu mismatches=%llu collisions=%llu ok=%d",
+	       kind, mode_name[m], procs, (unsigned long long)seen,
 	       (unsigned long long)ub_interner_entries(ids),
 	       (unsigned long long)mismatches, (unsigned long long)collisions,
 	       !mismatches && !collisions && seen == ntoks);
@@ -419,6 +492,36 @@ static void check(enum mode m, unsigned int procs)
 	free(rev.val);
 	free(first);
 	ub_interner_free(ids);
+}
+
+/* Every distinct key of the corpus into the pool of @fd, 256 a batch. */
+static void warm(int fd)
+{
+	struct ub_interner *seen = ub_interner_new(UB_HASH_FAST);
+	uint32_t cls[3] = { 0, ub_uniqd_class(fd, "ident"), ub_uniqd_class(fd, "string") };
+	struct uniqd_key batch[256];
+	uint32_t n = 0;
+
+	for (uint64_t t = 0; t <= ntoks; t++) {
+		bool created = false;
+
+		if (t < ntoks)
+			ub_intern_local(seen, toks[t].cls, toks[t].data, toks[t].len,
+					&created);
+		if (created) {
+			memset(&batch[n], 0, sizeof(batch[n]));
+			batch[n].class_id = cls[toks[t].cls];
+			batch[n].data = (uintptr_t)toks[t].data;
+			batch[n].len = toks[t].len;
+			n++;
+		}
+		if (n == 256 || (t == ntoks && n)) {
+			if (ub_uniqd_batch(fd, batch, n))
+				ub_die("INTERN_BATCH: %s", strerror(errno));
+			n = 0;
+		}
+	}
+	ub_interner_free(seen);
 }
 
 static void run(enum mode m, unsigned int procs, unsigned int round, bool verify)
@@ -442,6 +545,8 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 		fd = ub_uniqd_open(pool_name);
 		ub_uniqd_class(fd, "ident");
 		ub_uniqd_class(fd, "string");
+		if (m == M_LIB_WARM)
+			warm(fd);
 	}
 	if (pipe(go) || pipe(done))
 		ub_die("pipe: %s", strerror(errno));
@@ -466,8 +571,10 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 			}
 			if (read(go[0], &c, 1) != 1)
 				_exit(2);
+			r.ns = ub_now();
 			if (compile(m, p, procs, hfd, &r))
 				r.status = 'f';
+			r.ns = ub_now() - r.ns;
 			if (write(done[1], &r, sizeof(r)) != sizeof(r))
 				_exit(2);
 			if (hfd >= 0)
@@ -490,6 +597,9 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 			total.entries += res[p].entries;
 			total.cache_hits += res[p].cache_hits;
 			total.cache_misses += res[p].cache_misses;
+			total.map_hits += res[p].map_hits;
+			total.map_misses += res[p].map_misses;
+			total.syscalls += res[p].syscalls;
 		}
 	}
 	t1 = ub_now();
@@ -511,24 +621,77 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 	if (m == M_LMDB)
 		total.entries = lmdb_finish(procs, round, ok);
 	if (!ok) {
-		ub_out("error corpus mode=%s procs=%u round=%u failed", mode_name[m],
-		       procs, round);
+		ub_out("error %s mode=%s procs=%u round=%u failed", kind,
+		       mode_name[m], procs, round);
 		return;
 	}
-	ub_out("corpus mode=%s procs=%u round=%u tokens=%llu ns=%llu entries=%llu bytes=%llu arena=%llu table=%llu cache_hits=%llu cache_misses=%llu",
-	       mode_name[m], procs, round, (unsigned long long)ntoks,
-	       (unsigned long long)(t1 - t0), (unsigned long long)total.entries,
-	       (unsigned long long)st.bytes, (unsigned long long)st.arena_bytes,
-	       (unsigned long long)st.table_bytes,
-	       (unsigned long long)total.cache_hits,
-	       (unsigned long long)total.cache_misses);
+	{
+		/* Each process's own tokens and time: "t1,t2,..." */
+		char pt[MAXPROCS * 24] = "", pn[MAXPROCS * 24] = "";
+		size_t lt = 0, ln = 0;
+
+		for (p = 0; p < procs; p++) {
+			lt += snprintf(pt + lt, sizeof(pt) - lt, "%s%llu", p ? "," : "",
+				       (unsigned long long)res[p].tokens);
+			ln += snprintf(pn + ln, sizeof(pn) - ln, "%s%llu", p ? "," : "",
+				       (unsigned long long)res[p].ns);
+		}
+		ub_out("%s mode=%s procs=%u round=%u tokens=%llu ns=%llu entries=%llu bytes=%llu arena=%llu table=%llu cache_hits=%llu cache_misses=%llu units=%u map_hits=%llu map_misses=%llu syscalls=%llu proc_tokens=%s proc_ns=%s",
+		       kind, mode_name[m], procs, round, (unsigned long long)ntoks,
+		       (unsigned long long)(t1 - t0), (unsigned long long)total.entries,
+		       (unsigned long long)st.bytes, (unsigned long long)st.arena_bytes,
+		       (unsigned long long)st.table_bytes,
+		       (unsigned long long)total.cache_hits,
+		       (unsigned long long)total.cache_misses, nfiles,
+		       (unsigned long long)total.map_hits,
+		       (unsigned long long)total.map_misses,
+		       (unsigned long long)total.syscalls, pt, pn);
+	}
+	if (!unit_best[m][procs]) {
+		unit_best[m][procs] = ub_alloc(nfiles * sizeof(uint64_t));
+		memset(unit_best[m][procs], 0xff, nfiles * sizeof(uint64_t));
+	}
+	for (uint32_t f = 0; f < nfiles; f++)
+		if (unit_ns[f] < unit_best[m][procs][f])
+			unit_best[m][procs][f] = unit_ns[f];
 	if (verify)
 		check(m, procs);
 }
 
+/*
+ * Per mode and N, each process's tokens and the sum of its units' least
+ * times over the rounds: the run as it would have gone had every unit met
+ * its quietest moment (the host is shared; a unit takes tens of ms).
+ */
+static void best_out(unsigned int rounds)
+{
+	for (unsigned int m = 0; m < M_COUNT; m++)
+		for (unsigned int n = 1; n <= MAXPROCS; n++) {
+			char pt[MAXPROCS * 24] = "", pn[MAXPROCS * 24] = "";
+			size_t lt = 0, ln = 0;
+
+			if (!unit_best[m][n])
+				continue;
+			for (unsigned int p = 0; p < n; p++) {
+				uint64_t ns = 0, tk = 0;
+
+				for (uint32_t f = p; f < nfiles; f += n) {
+					ns += unit_best[m][n][f];
+					tk += file_first[f + 1] - file_first[f];
+				}
+				lt += snprintf(pt + lt, sizeof(pt) - lt, "%s%llu",
+					       p ? "," : "", (unsigned long long)tk);
+				ln += snprintf(pn + ln, sizeof(pn) - ln, "%s%llu",
+					       p ? "," : "", (unsigned long long)ns);
+			}
+			ub_out("%s-best mode=%s procs=%u rounds=%u proc_tokens=%s proc_ns=%s",
+			       kind, mode_name[m], n, rounds, pt, pn);
+		}
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int rounds = 3, procs[MAXPROCS], nprocs = 0, r, i, j;
+	unsigned int rounds = 3, procs[MAXPROCS], nprocs = 0, r, i, j, base = 0;
 	bool want[M_COUNT];
 	const char *path = NULL;
 	char *list = NULL, *modes = NULL;
@@ -542,11 +705,15 @@ int main(int argc, char **argv)
 			list = argv[++i];
 		else if (!strcmp(argv[i], "--modes") && i + 1 < (unsigned int)argc)
 			modes = argv[++i];
+		else if (!strcmp(argv[i], "--kind") && i + 1 < (unsigned int)argc)
+			kind = argv[++i];
+		else if (!strcmp(argv[i], "--round-base") && i + 1 < (unsigned int)argc)
+			base = atoi(argv[++i]);
 		else
 			path = argv[i];
 	}
 	if (!path)
-		ub_die("usage: ub_corpus [--rounds N] [--procs LIST] [--modes LIST] CORPUS");
+		ub_die("usage: ub_corpus [--rounds N] [--round-base R] [--procs LIST] [--modes LIST] [--kind NAME] CORPUS");
 	for (char *s = strtok(list ? list : (char[]){ "1 2" }, " ,"); s && nprocs < MAXPROCS;
 	     s = strtok(NULL, " ,")) {
 		procs[nprocs] = atoi(s);
@@ -562,9 +729,13 @@ int main(int argc, char **argv)
 					want[i] = true;
 	}
 	load(path);
-	ub_out("corpus-setup files=%u tokens=%llu bytes=%llu", nfiles,
+	unit_ns = mmap(NULL, nfiles * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (unit_ns == MAP_FAILED)
+		ub_die("mmap: %s", strerror(errno));
+	ub_out("%s-setup files=%u tokens=%llu bytes=%llu", kind, nfiles,
 	       (unsigned long long)ntoks, (unsigned long long)corpus_bytes);
-	for (r = 0; r < rounds; r++)
+	for (r = base; r < base + rounds; r++)
 		for (i = 0; i < M_COUNT; i++)
 			for (j = 0; j < nprocs; j++) {
 				/* Alternate the order of the process counts. */
@@ -573,5 +744,6 @@ int main(int argc, char **argv)
 				if (want[i])
 					run(i, n, r, r == 0);
 			}
+	best_out(rounds);
 	return 0;
 }

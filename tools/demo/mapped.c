@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
 #include "libuniqd.h"
+#include <linux/uniqd.h>
 
 #define NWORDS	2000
 #define NPROC	4
@@ -29,6 +31,7 @@
 struct result {
 	uint64_t handle[NPROC][NWORDS];
 	uint64_t mapped[NPROC], asked[NPROC], kernel_hits[NPROC];
+	uint64_t left_out;	/* entries the mapped index has no slot for */
 	int failed[NPROC];
 	int done;		/* the others are done: the first may close */
 };
@@ -78,6 +81,20 @@ static void compiler(int p, struct result *r)
 	}
 	/* STATS itself is a system call; the counters exclude it. */
 	r->kernel_hits[p] = kernel_hits(pool) - before;
+	/*
+	 * An entry whose probe window was full stays out of the mapped index
+	 * (the kernel's table still finds it): STATS counts them. With a
+	 * random per-pool seed, 2000 entries leave out none most runs, now
+	 * and then one.
+	 */
+	if (p == 0) {
+		struct uniqd_stats kst;
+
+		if (!ioctl(uniqd_fd(pool), UNIQD_IOC_STATS, &kst))
+			r->left_out = kst.map_overflow;
+		else
+			r->failed[p] = 1;
+	}
 	/* The first process keeps the pool alive until the others are done. */
 	if (p == 0)
 		while (!__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
@@ -137,6 +154,10 @@ int main(void)
 			same &= r->handle[p][i] == r->handle[0][i];
 		agree += same;
 	}
+	if (r->left_out)
+		printf("  (%llu of the %d identifiers have no slot in the mapped index: a full\n"
+		       "   probe window; each meeting of those asks the kernel)\n",
+		       (unsigned long long)r->left_out, NWORDS);
 	printf("\n  system calls the mapping saved P1 and P2: %llu of %llu lookups; "
 	       "all %d processes agree on %d of %d handles\n\n",
 	       (unsigned long long)saved, (unsigned long long)lookups, NPROC,
@@ -146,11 +167,16 @@ int main(void)
 		CHECK(agree == NWORDS, "%d of %d agree", agree, NWORDS);
 	}
 	th_case("first meetings were answered by the mapping, not the kernel") {
+		/* All but the entries the index left out, which ask the kernel. */
+		CHECK(!r->failed[0] && r->left_out < 8, "left out %llu",
+		      (unsigned long long)r->left_out);
 		for (int p = 1; p < NPROC - 1; p++)
-			CHECK(r->mapped[p] == NWORDS && r->kernel_hits[p] == 0,
-			      "P%d: %llu mapped, kernel hits %llu", p,
-			      (unsigned long long)r->mapped[p],
-			      (unsigned long long)r->kernel_hits[p]);
+			CHECK(r->mapped[p] == NWORDS - r->left_out &&
+			      r->kernel_hits[p] == r->left_out,
+			      "P%d: %llu mapped, kernel hits %llu, left out of the index %llu",
+			      p, (unsigned long long)r->mapped[p],
+			      (unsigned long long)r->kernel_hits[p],
+			      (unsigned long long)r->left_out);
 	}
 	th_case("without the mapping every first meeting asks the kernel") {
 		CHECK(r->asked[NPROC - 1] == NWORDS &&

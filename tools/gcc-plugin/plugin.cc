@@ -42,12 +42,16 @@ const char *plugin_name = "uniqd";
 uq_config cfg;
 bool published;
 
-/* Every type to publish, in the order first seen; a GC root. */
+/* Every complete aggregate type decided on (SEEN holds the same), and the
+ * ones to publish, in the order first seen. GC roots: a pointer in SEEN
+ * must not be freed and reused for another type. */
+vec<tree, va_gc> *visited;
 vec<tree, va_gc> *types;
 hash_set<tree> *seen;
 hash_map<tree, tree> *typedef_names;
 
 const ggc_root_tab roots[] = {
+	{ &visited, 1, sizeof(visited), &gt_ggc_mx_vec_tree_va_gc_, &gt_pch_nx_vec_tree_va_gc_ },
 	{ &types, 1, sizeof(types), &gt_ggc_mx_vec_tree_va_gc_, &gt_pch_nx_vec_tree_va_gc_ },
 	LAST_GGC_ROOT_TAB
 };
@@ -147,7 +151,14 @@ void note_type(tree t)
 	if (!t || t == error_mark_node || !TYPE_P(t))
 		return;
 	t = TYPE_MAIN_VARIANT(t);
-	if (!uq_type_in_header(t) || seen->add(t))
+	/* C fires FINISH_TYPE at every mention: decide once per complete type
+	 * (an incomplete one may be completed later), cheapest test first. */
+	if (!RECORD_OR_UNION_TYPE_P(t) && TREE_CODE(t) != ENUMERAL_TYPE)
+		return;
+	if (!COMPLETE_TYPE_P(t) || seen->add(t))
+		return;
+	vec_safe_push(visited, t);
+	if (!uq_type_in_header(t))
 		return;
 	vec_safe_push(types, t);
 	note_members(t);

@@ -7,10 +7,10 @@
  * call in the shared library, relaxed to local-exec once linked into a
  * program), never initial-exec, so that the library can be dlopen()ed. The
  * fast paths make one such access per call: they take &uq_tls once and pass
- * it on. TLS descriptors (-mtls-dialect=gnu2) saved 2 instructions of about
- * 190 per cache hit here, and glibc before 2.40 does not preserve the vector
- * registers in their dynamic path on x86-64 (sourceware bug 31372): not
- * worth it (Documentation/libuniqd.rst, "Loading with dlopen()").
+ * it on. TLS descriptors (-mtls-dialect=gnu2) saved at most 2 instructions
+ * of about 190 per cache hit, and glibc before 2.40 does not preserve the
+ * vector registers in their dynamic path on x86-64 (sourceware bug 31372):
+ * not worth it (Documentation/libuniqd.rst, "Loading with dlopen()").
  */
 #include <stdlib.h>
 

@@ -23,13 +23,34 @@
 #   pingpong      ub_pingpong: a process-to-process round trip
 #   scale         ub_scale: 1 and 2 processes
 #   corpus        ub_corpus: the Linux headers' tokens, N "compilers"
+#   build         ub_corpus on a "parallel build": the preprocessed units of
+#                 a Debian source package (busybox), process i of N taking
+#                 every N-th unit (tools/bench/mkcorpus-build.sh)
 #   memory        ub_memory: kernel bytes per entry at 1M entries
 #   map           ub_map: the mapped pool (lookups without a system call,
 #                 zero-copy resolve, INTERN creating vs present, 1 and 2
 #                 processes); its probe also runs natively in "host"
+#   realbuild     a real build with the GCC plugin: a Debian source package
+#                 (busybox) built at -j2 in a host-userland guest
+#                 (tools/testing/vm/hostfs-guest.sh, not the bench VM) with
+#                 no plugin, the plugin on uniqd and the plugin on a private
+#                 table, alternating, for --rounds rounds
+#                 (tools/bench/guest-realbuild.sh)
 #
 # UNIQD_BENCH_PARTS and UNIQD_BENCH_ROUNDS set the defaults;
 # UNIQD_BENCH_CORPUS_MODES limits the corpus to some modes (ub_corpus --modes);
+# UNIQD_BENCH_BUILD_MODES sets the modes of the build part (default
+# "uniqd_lib uniqd_lib_nomap private private_fast lmdb") and
+# UNIQD_BENCH_BUILD_UNITS how many of the project's units it takes (160;
+# 0: all), UNIQD_BENCH_BUILD_VARIANTS which libuniqd variants it also runs
+# ("c16k fast16k", each an ub_corpus_* program; "none": neither);
+# UNIQD_BENCH_REALBUILD_TARGETS: the realbuild part's make goals
+# (default "libbb/ coreutils/"; "all": the whole make),
+# UNIQD_BENCH_REALBUILD_ROUNDS its rounds (default 2; --rounds does not
+# apply: a round is three builds), UNIQD_BENCH_REALBUILD_MODES its modes
+# (default "plain uniqd private"; "none": the plugin with table=none),
+# UNIQD_BENCH_REALBUILD_JOBS make's -j (2), UNIQD_BENCH_REALBUILD_TIMEOUT
+# the guest's limit in seconds (10800);
 # UNIQD_BENCH_KERNEL runs the VM on another test kernel (default 6.12). --quick: fewer
 # rounds and smaller sizes, to try the machinery (figures mean less).
 # --report-only: rewrite the report from the last run's raw results.
@@ -38,7 +59,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
-parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus memory map"}
+parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus build memory map realbuild"}
 rounds=${UNIQD_BENCH_ROUNDS:-5}
 nkeys=1000000 mem=3072 timeout=5400 out=$B/bench-results report_only= quick=
 wait_quiet=0
@@ -62,10 +83,11 @@ say() { echo "bench: $*" >&2; }
 
 report() {
 	local title="uniqd benchmarks, $(date -u +%Y-%m-%d)"
-	local args=(--out "$out" --title "$title")
+	local args=(--out "$out" --title "$title") raws=("$out/vm/results.raw")
 	[ -s "$out/host.raw" ] && args+=(--host "$out/host.raw")
 	[ -s "$out/load.raw" ] && args+=(--load "$out/load.raw")
-	python3 "$top/tools/bench/report.py" "${args[@]}" "$out/vm/results.raw" || return 1
+	[ -s "$out/realbuild.raw" ] && raws+=("$out/realbuild.raw")
+	python3 "$top/tools/bench/report.py" "${args[@]}" "${raws[@]}" || return 1
 	if [ -f "$out/ratios.gp" ] && command -v gnuplot > /dev/null; then
 		gnuplot -e "dir='$out'" "$out/ratios.gp" 2> "$out/gnuplot.log" ||
 			say "gnuplot failed: see $out/gnuplot.log"
@@ -105,11 +127,39 @@ rm -rf "$out"
 mkdir -p "$out"
 log=$out/build.log
 say "building (log: $log)"
+# The bench VM's and the host's programs only when a part of theirs runs
+# (realbuild alone needs the module, the plugin and uniqdctl).
+needvm=
+for p in $parts; do [ "$p" != realbuild ] && needvm=1; done
 {
 	"$top/tools/build-module.sh" "$kdir" "$B/bench-kmod/$bk" &&
-	"$top/tools/bench/build-bench-module.sh" "$kdir" "$B/bench-module/$bk" &&
-	make -s -C "$top" bench-progs bench-corpus build/native-bench/bench_blake3_native
+	if [ -n "$needvm" ]; then
+		"$top/tools/bench/build-bench-module.sh" "$kdir" "$B/bench-module/$bk" &&
+		make -s -C "$top" bench-progs bench-corpus build/native-bench/bench_blake3_native
+	fi
 } > "$log" 2>&1 || { tail -n 30 "$log" >&2; say "build failed"; exit 1; }
+# The build part needs a Debian source package (apt-get source): without
+# it the other parts still run.
+if has build && ! {
+	make -s -C "$top" bench-variants &&
+	make -s -C "$top" bench-build-corpus BENCH_BUILD_UNITS="${UNIQD_BENCH_BUILD_UNITS:-160}"
+} >> "$log" 2>&1; then
+	tail -n 10 "$log" >&2
+	say "no build corpus (see $log): part build skipped"
+	parts=$(echo " $parts " | sed 's/ build / /')
+fi
+# The realbuild part: the GCC plugin, uniqdctl and the busybox source
+# (tools/testing/srcpkg.sh, cached).
+rb_src=
+if has realbuild && ! {
+	make -s -C "$top" gcc-plugin uniqdctl &&
+	rb_src=$("$top/tools/testing/srcpkg.sh" busybox | tail -n 1) &&
+	[ -f "$rb_src/Makefile" ]
+} >> "$log" 2>&1; then
+	tail -n 10 "$log" >&2
+	say "no plugin or no busybox source (see $log): part realbuild skipped"
+	parts=$(echo " $parts " | sed 's/ realbuild / /')
+fi
 
 # The host is shared: its load says how much to trust the figures.
 load() { awk '{ print $1 "/" $2 "/" $3 }' /proc/loadavg; }
@@ -163,7 +213,9 @@ fi
 
 # ---- the VM ---------------------------------------------------------------
 vmparts=
-for p in $parts; do [ "$p" != host ] && vmparts="$vmparts $p"; done
+for p in $parts; do
+	case $p in host|realbuild) ;; *) vmparts="$vmparts $p" ;; esac
+done
 if [ -n "$vmparts" ]; then
 	cat > "$out/settings" <<-EOF
 	parts="$vmparts"
@@ -171,17 +223,41 @@ if [ -n "$vmparts" ]; then
 	nkeys=$nkeys
 	quick=$quick
 	corpus_modes="${UNIQD_BENCH_CORPUS_MODES:-}"
+	build_modes="${UNIQD_BENCH_BUILD_MODES:-}"
+	build_variants="${UNIQD_BENCH_BUILD_VARIANTS:-}"
 	EOF
+	bcorpus=
+	has build && bcorpus=$B/bench-data/build-corpus.bin
 	say "bench VM: parts$vmparts; $rounds rounds (log: $out/vm/console.log)"
 	"$top/tools/bench/mkinitramfs-bench.sh" --out "$B/bench-vm/initrd.gz" \
 		--module "$B/bench-kmod/$bk/src/uniqd.ko" --release "$rel" \
 		--bench-module "$B/bench-module/$bk/src/uniqd_bench.ko" \
 		--bin "$B/bench-bin" --corpus "$B/bench-data/corpus.bin" --redis \
+		${bcorpus:+--build-corpus "$bcorpus"} \
 		--settings "$out/settings" --timeout "$timeout" || exit 1
 	"$top/tools/testing/vm/run-vm.sh" --name bench --kernel "$img" \
 		--initrd "$B/bench-vm/initrd.gz" --out "$out/vm" --mem "$mem" \
 		--timeout "$((timeout + 300))" ||
 		say "the VM reported a problem: see $out/vm/results.txt"
+fi
+# ---- a real build with the GCC plugin (the host-userland guest) ---------
+if has realbuild; then
+	rb_targets=${UNIQD_BENCH_REALBUILD_TARGETS:-libbb/ coreutils/}
+	rb_rounds=${UNIQD_BENCH_REALBUILD_ROUNDS:-2}
+	rb_modes=${UNIQD_BENCH_REALBUILD_MODES:-plain uniqd private}
+	rb_jobs=${UNIQD_BENCH_REALBUILD_JOBS:-2}
+	rb_timeout=${UNIQD_BENCH_REALBUILD_TIMEOUT:-10800}
+	say "realbuild: $(basename "$rb_src") make -j$rb_jobs ${rb_targets}, modes $rb_modes, $rb_rounds rounds (log: $out/realbuild/console.log)"
+	# The guest takes words without spaces: goals and modes go comma-separated.
+	"$top/tools/testing/vm/hostfs-guest.sh" --name realbuild \
+		--module "$B/bench-kmod/$bk/src/uniqd.ko" --release "$rel" --kernel "$img" \
+		--out "$out/realbuild" --timeout "$rb_timeout" --mem "$mem" \
+		--script "$top/tools/bench/guest-realbuild.sh" -- "$top" "$rb_src" \
+		"$(echo "$rb_targets" | tr -s ' ' ',' | sed 's/^,//; s/,$//')" \
+		"$rb_rounds" "$rb_jobs" "$(echo "$rb_modes" | tr -s ' ' ',' | sed 's/^,//; s/,$//')" ||
+		say "the realbuild guest reported a problem: see $out/realbuild/results.txt"
+	cp "$out/realbuild/files/realbuild.raw" "$out/realbuild.raw" 2>/dev/null ||
+		say "the realbuild guest wrote no results (see $out/realbuild/console.log)"
 fi
 echo "UBENCH host-load when=end load=$(load) date=$(date -u +%Y-%m-%dT%H:%MZ)" >> "$out/load.raw"
 report

@@ -5,8 +5,9 @@
 # gcc -fplugin=build/gcc-plugin/uniqd.so and checks what it logs (table=
 # private), that the objects are byte-identical to a build without it
 # (table=none, table=private, table=uniqd without a /dev/uniqd), its one
-# warning, bad arguments, -fsyntax-only, C++; and runs the layout check on
-# the logs (build/native/layouts_replay). One result line per check:
+# warning, bad arguments, -fsyntax-only, C++; table=uniqd on the fake device
+# of the native tests (a pool that fills up, a missing pool); and runs the
+# layout check on the logs (build/native/layouts_replay). One result line per check:
 #
 #   ok host:plugin.<check>
 #   not ok host:plugin.<check>: why
@@ -28,8 +29,8 @@ ok() { echo "ok host:plugin.$1"; }
 bad() { echo "not ok host:plugin.$1: $2"; failed=1; }
 warning_re='^uniqd plugin: .*; compiling without uniqd$'
 
-if [ ! -f "$plugin" ] || [ ! -x "$replay" ]; then
-	bad build "no $plugin or $replay (make userspace)"
+if [ ! -f "$plugin" ] || [ ! -f "$top/build/gcc-plugin/fake/uniqd.so" ] || [ ! -x "$replay" ]; then
+	bad build "no $plugin, its fake-device twin or $replay (make userspace)"
 	exit 1
 fi
 # GCC looks up two symbols; libuniqd and the plugin's own code stay hidden.
@@ -210,6 +211,60 @@ if grep -qx 'uniqd plugin: UNIQD_PLUGIN_TABLE=slow: the table is uniqd, private 
 	ok bad-environment
 else
 	bad bad-environment "$(cat "$work/err")"
+fi
+
+# ---- table=uniqd, on the fake device ----------------------------------------------
+# build/gcc-plugin/fake/uniqd.so is the plugin with tests/native/fake/ in
+# place of /dev/uniqd (one pool per compiler process, created by
+# tests/native/fake/gcc_plugin_fake.c): the uniqd path natively. The real device
+# is the VM's (tests/layouts_check.c, and the compiler guest).
+fake=$top/build/gcc-plugin/fake/uniqd.so
+fake_cc() {
+	UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd-pool=fp "$@" 2>"$work/err"
+}
+rm -f "$work/u.log" "$work/u.stats"
+fake_cc -fplugin-arg-uniqd-log="$work/u.log" -fplugin-arg-uniqd-stats="$work/u.stats" \
+	-c -O2 a.c -o "$work/p.o"
+rc=$?
+"$replay" --print "$work/u.log" >"$work/u.txt" 2>&1
+n=$(wc -l <"$work/u.log")
+# The same keys as table=private (gcc.use aside: it holds the handles).
+if [ $rc = 0 ] && [ ! -s "$work/err" ] && cmp -s "$work/ref.o" "$work/p.o" &&
+   cmp -s <(grep -v '^gcc.use	' "$work/u.txt" | sort) <(grep -v '^gcc.use	' "$work/a.txt" | sort) &&
+   [ "$(grep -c '^gcc.use	' "$work/u.txt")" = "$uses" ] &&
+   grep -qx "unit=a.c interns=$n cached=0 mapped=0 syscalls=$n created=$n" "$work/u.stats"; then
+	ok uniqd.fake-device
+else
+	bad uniqd.fake-device "status $rc, $(head -n 1 "$work/err"), stats $(cat "$work/u.stats" 2>&1)"
+fi
+"$replay" "$work/u.log" "$work/b.log" >"$work/r.out" 2>&1
+if [ $? = 1 ] && grep -qx 'struct cfg@inc/cfg.h:6: ABI mismatch, 2 layouts' "$work/r.out"; then
+	ok uniqd.fake-device-check
+else
+	bad uniqd.fake-device-check "$(head -n 2 "$work/r.out" | tr '\n' ' ')"
+fi
+
+# A full pool (EDQUOT) and a missing pool: one line, the same object.
+rm -f "$work/q.stats"
+UNIQD_FAKE_MAX_ENTRIES=100 fake_cc -fplugin-arg-uniqd-stats="$work/q.stats" -Werror -c -O2 a.c \
+	-o "$work/p.o"
+rc=$?
+if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
+   grep -qE '^uniqd plugin: .*\(EDQUOT\).*; compiling without uniqd$' "$work/err" &&
+   cmp -s "$work/ref.o" "$work/p.o" && [ ! -e "$work/q.stats" ]; then
+	ok uniqd.pool-full
+else
+	bad uniqd.pool-full "status $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
+fi
+UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd-pool=other -Werror -c -O2 a.c \
+	-o "$work/p.o" 2>"$work/err"
+rc=$?
+if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
+   grep -qE "^uniqd plugin: attach to pool 'other': .*\(ENOENT\).*; compiling without uniqd$" \
+	"$work/err" && cmp -s "$work/ref.o" "$work/p.o"; then
+	ok uniqd.no-pool
+else
+	bad uniqd.no-pool "status $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
 fi
 
 # ---- other ways of compiling ------------------------------------------------------------

@@ -21,7 +21,6 @@
 
 #include "libuniqd.h"
 #include "../gcc-plugin/gcc_keys.h"
-#include "foreach_standin.h"
 #include "layouts.h"
 
 #define EXIT_MISMATCH	1

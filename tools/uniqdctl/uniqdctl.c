@@ -416,9 +416,18 @@ static void read_keys(struct keys *k, int argc, char **argv)
 
 /* ---- commands -------------------------------------------------------------- */
 
-static const char *feature_names[] = {
-	"pools", "batch", "resolve", "stats", "blake3-shash",
+/* UNIQD_FEAT_* bit i is named feature_names[i]; a bit beyond is "bitN". */
+static const char *const feature_names[] = {
+	"pools", "batch", "resolve", "stats", "blake3-shash", "map",
 };
+
+static void print_feature(unsigned int bit, const char *before)
+{
+	if (bit < sizeof(feature_names) / sizeof(feature_names[0]))
+		printf("%s%s", before, feature_names[bit]);
+	else
+		printf("%sbit%u", before, bit);
+}
 
 static int cmd_version(int argc, char **argv)
 {
@@ -439,9 +448,10 @@ static int cmd_version(int argc, char **argv)
 		printf("{\"uniqdctl\":\"%s\",\"libuniqd\":\"%s\",\"abi_version\":%u,"
 		       "\"features\":[", LIBUNIQD_VERSION_STRING, uniqd_version(),
 		       d.abi_version);
-		for (unsigned int i = 0, first = 1; i < 5; i++)
+		for (unsigned int i = 0, first = 1; i < 64; i++)
 			if (d.features & (1ULL << i)) {
-				printf("%s\"%s\"", first ? "" : ",", feature_names[i]);
+				print_feature(i, first ? "\"" : ",\"");
+				putchar('"');
 				first = 0;
 			}
 		printf("],\"features_mask\":\"%#" PRIx64 "\",\"max_key_len\":%u,"
@@ -453,9 +463,9 @@ static int cmd_version(int argc, char **argv)
 	printf("uniqdctl %s, libuniqd %s\n", LIBUNIQD_VERSION_STRING, uniqd_version());
 	printf("module ABI %u (libuniqd speaks %d)\nfeatures", d.abi_version,
 	       UNIQD_ABI_VERSION);
-	for (unsigned int i = 0; i < 5; i++)
+	for (unsigned int i = 0; i < 64; i++)
 		if (d.features & (1ULL << i))
-			printf(" %s", feature_names[i]);
+			print_feature(i, " ");
 	printf(" (%#" PRIx64 ")\n", d.features);
 	printf("max key length %u bytes, batch %u keys, names %u/%u bytes (pool/class)\n",
 	       d.max_key_len, d.max_batch, d.max_pool_name, d.max_class_name);
@@ -1021,12 +1031,12 @@ int main(int argc, char **argv)
 		return cmd_digest(argc, argv);
 	if (!strcmp(cmd, "hold"))
 		return cmd_hold(argc, argv);
+	if (!strcmp(cmd, "dump"))
+		return cmd_dump(argc, argv);
 	if (!strcmp(cmd, "layouts"))
 		return cmd_layouts(&(struct layouts_opts){ .device = opt.device, .pool = opt.pool,
 							    .json = opt.json, .strict = opt.strict },
 				   argc, argv);
-	if (!strcmp(cmd, "dump"))
-		return cmd_dump(argc, argv);
 	if (!strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
