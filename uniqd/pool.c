@@ -20,6 +20,7 @@
 
 #include "keys.h"
 #include "pool.h"
+#include "trace.h"
 
 /* The registry: every live pool by name, and the id of the next one. */
 static DEFINE_MUTEX(uniqd_pools_mutex);
@@ -187,11 +188,15 @@ static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
 	}
 	if (req->flags & UNIQD_ATTACH_EXISTING)
 		return -ENOENT;
-	if (uniqd_nr_pools >= uniqd_max_pools)
+	if (uniqd_nr_pools >= uniqd_max_pools) {
+		trace_uniqd_refuse(0, UNIQD_LIMIT_POOLS, -ENOSPC);
 		return -ENOSPC;
+	}
 	/* One user must not take every pool from the others. */
-	if (uniqd_user_pools_count(current_fsuid()) >= uniqd_max_user_pools)
+	if (uniqd_user_pools_count(current_fsuid()) >= uniqd_max_user_pools) {
+		trace_uniqd_refuse(0, UNIQD_LIMIT_USER_POOLS, -EDQUOT);
 		return -EDQUOT;
+	}
 	return 0;
 }
 
@@ -267,6 +272,9 @@ void uniqd_pool_put(struct uniqd_pool *pool)
 	uniqd_user_pools_dec(pool->owner);
 	xa_erase(&uniqd_pool_ids, pool->id);
 	mutex_unlock(&uniqd_pools_mutex);
+	trace_uniqd_pool_destroy(pool->id, atomic64_read(&pool->nr_entries),
+				 atomic64_read(&pool->content_bytes),
+				 atomic64_read(&pool->arena_bytes));
 	uniqd_pool_free(pool);
 }
 
