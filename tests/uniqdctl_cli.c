@@ -354,7 +354,7 @@ int main(void)
 		      "%s", r.out);
 		CHECK(strstr(r.out, "module ABI 1") != NULL, "%s", r.out);
 		/* Every feature bit the module sets has its name. */
-		CHECK(strstr(r.out, "features pools batch resolve stats blake3-shash map (0x3f)"),
+		CHECK(strstr(r.out, "features pools batch resolve stats blake3-shash map admin (0x7f)"),
 		      "%s", r.out);
 		CHECK(RUN(&r, "--json", "version") == 0 && json_ok(r.out), "%s", r.out);
 		CHECK(strstr(r.out, "\"abi_version\":1") && strstr(r.out, "\"pools\"") &&

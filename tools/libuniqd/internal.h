@@ -35,6 +35,8 @@ enum uq_call {
 	UQ_CALL_STATS,
 	UQ_CALL_CLASS_INFO,
 	UQ_CALL_FOREACH,
+	UQ_CALL_POOLS,
+	UQ_CALL_REVOKE,
 	UQ_CALL_ARGS,		/* the library refused the arguments */
 	UQ_CALL_MEMORY,		/* malloc in the library */
 };
@@ -82,6 +84,8 @@ struct uniqd_pool {
  * The system calls, in their own object file so that a native test can link
  * its own (a fake device) in front of libuniqd.a.
  */
+/* DEVICE, or /dev/uniqd for NULL or "" (pool.c). */
+const char *uq_device(const char *device) UQ_HIDDEN;
 int uq_sys_open(const char *path, int flags) UQ_HIDDEN;
 int uq_sys_ioctl(int fd, unsigned long request, void *arg) UQ_HIDDEN;
 int uq_sys_close(int fd) UQ_HIDDEN;
