@@ -240,7 +240,8 @@ struct uniqd_map_rec {
 /*
  * The administrator's view (UNIQD_FEAT_ADMIN): POOLS lists the pools a
  * caller may see (every pool with CAP_SYS_ADMIN; else those it owns or may
- * attach), by id from start_id; REVOKE ends one (its owner, or
+ * attach), by id from start_id, each element info_size bytes (the tail
+ * past the struct zeroed); REVOKE ends one (its owner, or
  * CAP_SYS_ADMIN): its name is free at once, every later command on a file
  * attached to it fails with EIDRM, and it is freed when the last such file
  * and mapping are gone. Neither needs an attached file.
@@ -269,8 +270,7 @@ struct uniqd_pool_status {
 struct uniqd_pools {
 	__u64 pools;		/* in: array of count elements of info_size */
 	__u32 count;		/* in: 1..UNIQD_POOLS_MAX; out: elements filled */
-	__u32 info_size;	/* in: sizeof(struct uniqd_pool_status); larger:
-				 * the tail of each element is zeroed */
+	__u32 info_size;	/* in: sizeof(struct uniqd_pool_status) up */
 	__u32 start_id;		/* in: list from this pool id up */
 	__u32 next_id;		/* out: start_id of the next call; 0: no more */
 };
