@@ -310,7 +310,7 @@ struct uniqd_cache_stats {
 	uint64_t hits;		/* answered without a system call */
 	uint64_t misses;	/* went to the kernel */
 	uint64_t evictions;	/* a slot was overwritten */
-	uint32_t slots;		/* slots in this thread's cache (0: none yet) */
+	uint32_t slots;		/* slots in this thread's cache (0: none yet; grows) */
 	uint32_t used;		/* slots holding an entry */
 };
 
