@@ -2,18 +2,23 @@
 /*
  * uniqd: pools and the global registry of them.
  *
- * Pool names are global to the module. A pool lives while a file is
- * attached to it: each attached file holds one reference, and the last
- * release takes the registry mutex as it drops to zero
- * (refcount_dec_and_mutex_lock()), so ATTACH never finds a dying pool.
+ * Pool names are scoped like SysV IPC keys: one name space per ipc
+ * namespace, the one of the process that creates the pool, which the pool
+ * pins (see Documentation/design.rst, "Pool names and namespaces"). A pool
+ * lives while a file is attached to it: each attached file holds one
+ * reference, and the last release takes the registry mutex as it drops to
+ * zero (refcount_dec_and_mutex_lock()), so ATTACH never finds a dying pool.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/err.h>
+#include <linux/hash.h>
 #include <linux/hashtable.h>
+#include <linux/ipc_namespace.h>
 #include <linux/jhash.h>
+#include <linux/nsproxy.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -21,7 +26,7 @@
 #include "keys.h"
 #include "pool.h"
 
-/* The registry: every live pool by name, and the id of the next one. */
+/* The registry: every live pool by (ipc namespace, name), and the id of the next one. */
 static DEFINE_MUTEX(uniqd_pools_mutex);
 static DEFINE_HASHTABLE(uniqd_pools, 8);
 static unsigned int uniqd_nr_pools;
@@ -35,19 +40,61 @@ static u32 uniqd_next_pool_id = 1;
 /* Pools each owner has now (kuid -> xa_mk_value(count)), for max_user_pools. */
 static DEFINE_XARRAY(uniqd_user_pools);
 
-static u32 uniqd_name_hash(const u8 *name, u32 len)
+static u32 uniqd_name_hash(const struct ipc_namespace *ns, const u8 *name,
+			   u32 len)
 {
-	return jhash(name, len, 0);
+	return jhash(name, len, hash_ptr(ns, 32));
 }
 
-static struct uniqd_pool *uniqd_pool_find(const u8 *name, u32 len)
+/* The caller's ipc namespace: current's own nsproxy needs no lock. */
+static struct ipc_namespace *uniqd_current_ipc_ns(void)
+{
+	return current->nsproxy->ipc_ns;
+}
+
+/*
+ * Where the kernel exports put_ipc_ns() (6.12; not Debian's 6.1), a pool
+ * pins its namespace, so a namespace's address names it while a pool of it
+ * lives. Elsewhere the pool keeps the address and the namespace's inode
+ * number unpinned: see design.rst for what that leaves open.
+ */
+#ifdef UNIQD_HAVE_PUT_IPC_NS
+static struct ipc_namespace *uniqd_ipc_ns_get(struct ipc_namespace *ns)
+{
+	return get_ipc_ns(ns);
+}
+
+static void uniqd_ipc_ns_put(struct ipc_namespace *ns)
+{
+	put_ipc_ns(ns);
+}
+#else
+static struct ipc_namespace *uniqd_ipc_ns_get(struct ipc_namespace *ns)
+{
+	return ns;
+}
+
+static void uniqd_ipc_ns_put(struct ipc_namespace *ns)
+{
+}
+#endif
+
+static bool uniqd_pool_in_ns(const struct uniqd_pool *pool,
+			     const struct ipc_namespace *ns)
+{
+	return pool->ipc_ns == ns && pool->ipc_ns_inum == ns->ns.inum;
+}
+
+static struct uniqd_pool *uniqd_pool_find(const struct ipc_namespace *ns,
+					  const u8 *name, u32 len)
 {
 	struct uniqd_pool *pool;
 
 	lockdep_assert_held(&uniqd_pools_mutex);
 	hash_for_each_possible(uniqd_pools, pool, node,
-			       uniqd_name_hash(name, len)) {
-		if (pool->name_len == len && !memcmp(pool->name, name, len))
+			       uniqd_name_hash(ns, name, len)) {
+		if (uniqd_pool_in_ns(pool, ns) && pool->name_len == len &&
+		    !memcmp(pool->name, name, len))
 			return pool;
 	}
 	return NULL;
@@ -106,6 +153,8 @@ static void uniqd_pool_free(struct uniqd_pool *pool)
 		uniqd_keys_tfm_free(pool->digest_tfm);
 	free_percpu(pool->stats);
 	mutex_destroy(&pool->class_mutex);
+	if (pool->ipc_ns)
+		uniqd_ipc_ns_put(pool->ipc_ns);
 	kfree(pool);
 }
 
@@ -136,6 +185,8 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	atomic_set(&pool->nr_classes, 0);
 	pool->name_len = req->name_len;
 	memcpy(pool->name, req->name, req->name_len);
+	pool->ipc_ns = uniqd_ipc_ns_get(req->ipc_ns);
+	pool->ipc_ns_inum = req->ipc_ns->ns.inum;
 
 	ret = uniqd_map_init(&pool->map, pool->max_bytes, pool->max_entries);
 	if (ret)
@@ -175,7 +226,7 @@ static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
 
 	lockdep_assert_held(&uniqd_pools_mutex);
 	*poolp = NULL;
-	pool = uniqd_pool_find(req->name, req->name_len);
+	pool = uniqd_pool_find(req->ipc_ns, req->name, req->name_len);
 	if (pool) {
 		if (req->flags & UNIQD_ATTACH_NEW)
 			return -EEXIST;
@@ -206,13 +257,14 @@ static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
  * are made again when the mutex is back, so a racing ATTACH of the same
  * name sees one pool, and the loser frees its unused one.
  */
-int uniqd_pool_attach(const struct uniqd_attach_req *req,
+int uniqd_pool_attach(struct uniqd_attach_req *req,
 		      struct uniqd_pool **poolp, bool *created)
 {
 	struct uniqd_pool *pool, *fresh;
 	int ret;
 
 	*created = false;
+	req->ipc_ns = uniqd_current_ipc_ns();
 	mutex_lock(&uniqd_pools_mutex);
 	ret = uniqd_pool_lookup(req, &pool);
 	mutex_unlock(&uniqd_pools_mutex);
@@ -239,7 +291,7 @@ int uniqd_pool_attach(const struct uniqd_attach_req *req,
 	/* Before anyone can map it: handles are handle_base | idx. */
 	fresh->map.hdr->handle_base = uniqd_handle(fresh, 0);
 	hash_add(uniqd_pools, &fresh->node,
-		 uniqd_name_hash(fresh->name, fresh->name_len));
+		 uniqd_name_hash(fresh->ipc_ns, fresh->name, fresh->name_len));
 	uniqd_nr_pools++;
 	mutex_unlock(&uniqd_pools_mutex);
 	*created = true;
