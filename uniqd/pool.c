@@ -127,8 +127,13 @@ static void uniqd_user_pools_dec(kuid_t uid)
 			 GFP_NOWAIT);
 }
 
-/* Like a file: owner, then group if shared with it, then everyone. */
-static bool uniqd_pool_may_attach(const struct uniqd_pool *pool)
+/*
+ * Like a file: owner, then group if shared with it, then everyone. Unlike
+ * a file, CAP_DAC_OVERRIDE admits only a caller that asks for it
+ * (UNIQD_ATTACH_OVERRIDE): root's tools must not join a user's private
+ * pool by accident, under a name that user chose.
+ */
+static bool uniqd_pool_may_attach(const struct uniqd_pool *pool, u32 flags)
 {
 	if (uid_eq(current_fsuid(), pool->owner))
 		return true;
@@ -136,7 +141,7 @@ static bool uniqd_pool_may_attach(const struct uniqd_pool *pool)
 		return true;
 	if ((pool->mode & UNIQD_ATTACH_SHARE_GROUP) && in_group_p(pool->group))
 		return true;
-	return capable(CAP_DAC_OVERRIDE);
+	return (flags & UNIQD_ATTACH_OVERRIDE) && capable(CAP_DAC_OVERRIDE);
 }
 
 /* Frees what uniqd_pool_new() got, complete or not. */
@@ -230,7 +235,11 @@ static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
 	if (pool) {
 		if (req->flags & UNIQD_ATTACH_NEW)
 			return -EEXIST;
-		if (!uniqd_pool_may_attach(pool))
+		/* Someone else took the name: not the pool the caller meant. */
+		if ((req->flags & UNIQD_ATTACH_OWNED) &&
+		    !uid_eq(current_fsuid(), pool->owner))
+			return -EPERM;
+		if (!uniqd_pool_may_attach(pool, req->flags))
 			return -EACCES;
 		refcount_inc(&pool->ref);
 		*poolp = pool;

@@ -114,8 +114,9 @@ const char *uniqd_strerror(int errnum)
 	case ENOENT:
 		return "not found (no such pool, class name, entry or handle; or no /dev/uniqd)";
 	case EACCES:
-	case EPERM:
 		return "access denied: the pool is private to its owner (or its owner's group)";
+	case EPERM:
+		return "not permitted: the pool belongs to another user (or the device's permissions exclude you)";
 	case EEXIST:
 		return "the pool exists already";
 	case EINVAL:
@@ -298,8 +299,11 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 			     LIBUNIQD_VERSION_STRING, UNIQD_ABI_VERSION);
 		return;
 	case UQ_CALL_ATTACH:
-		if (e == EACCES || e == EPERM)
-			HINT("the pool belongs to another user (you are uid %u) and is not shared with you; ask its owner to create it shared (uniqdctl --share-group or --share-all; UNIQD_OPEN_SHARE_GROUP or UNIQD_OPEN_SHARE_ALL), or use another pool name",
+		if (e == EPERM)
+			HINT("a pool of this name exists and belongs to another user, and only a pool of your own (uid %u) was asked for (UNIQD_OPEN_OWNED, uniqdctl --owned); someone may have taken the name first: use another pool name",
+			     (unsigned int)geteuid());
+		else if (e == EACCES)
+			HINT("the pool belongs to another user (you are uid %u) and is not shared with you; ask its owner to create it shared (uniqdctl --share-group or --share-all; UNIQD_OPEN_SHARE_GROUP or UNIQD_OPEN_SHARE_ALL), or use another pool name (root: CAP_DAC_OVERRIDE counts only with UNIQD_OPEN_OVERRIDE, uniqdctl --override)",
 			     (unsigned int)geteuid());
 		else if (e == ENOENT)
 			HINT("no pool of that name exists; it lives only while a process holds it open (uniqdctl hold), or open it without 'existing' to create it");
