@@ -16,6 +16,7 @@
 #include "keys.h"
 #include "map.h"
 #include "pool.h"
+#include "quota.h"
 
 /* Contents up to this long are copied to the stack, longer ones to the heap. */
 #define UNIQD_KEY_ON_STACK	256
@@ -135,11 +136,15 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 		goto unlock;
 	if (!uniqd_bytes_reserve(pool, size))
 		goto unlock;
+	/* The caller's users pay for the name until the pool dies. */
+	ret = uniqd_quota_charge(pool, size, 0, 0);
+	if (ret)
+		goto unreserve;
 
 	ret = -ENOMEM;
 	cls = kzalloc(sizeof(*cls), GFP_KERNEL_ACCOUNT);
 	if (!cls)
-		goto unreserve;
+		goto uncharge;
 	atomic64_set(&cls->entries, 0);
 	if (uniqd_table_init(&cls->table))
 		goto free_cls;
@@ -187,11 +192,14 @@ free_rec:
 	uniqd_rec_waste(pool, rec, arena_size, size);
 	uniqd_table_destroy(&cls->table);
 	kfree(cls);
+	uniqd_quota_uncharge(pool, size, 0);
 	goto unlock;
 free_table:
 	uniqd_table_destroy(&cls->table);
 free_cls:
 	kfree(cls);
+uncharge:
+	uniqd_quota_uncharge(pool, size, 0);
 unreserve:
 	uniqd_bytes_unreserve(pool, size);
 unlock:
@@ -233,11 +241,15 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 
 	if (!uniqd_bytes_reserve(pool, size))
 		return ERR_PTR(-EDQUOT);
+	/* The caller's users pay for the entry until the pool dies. */
+	ret = uniqd_quota_charge(pool, size, 1, 0);
+	if (ret)
+		goto unreserve;
 	ret = xa_alloc(&pool->entries, &idx, NULL,
 		       XA_LIMIT(1, pool->max_entries), GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		ret = ret == -EBUSY ? -EDQUOT : ret;
-		goto unreserve;
+		goto uncharge;
 	}
 	ret = uniqd_map_entry_new(&pool->map, idx, cls->id, buf, len, &slot);
 	if (ret)
@@ -263,6 +275,7 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 		xa_erase(&pool->entries, idx);
 		uniqd_map_entry_waste(&pool->map, &slot);
 		uniqd_rec_waste(pool, rec, sizeof(*rec), size);
+		uniqd_quota_uncharge(pool, size, 1);
 		return got;
 	}
 	atomic64_inc(&cls->entries);
@@ -277,6 +290,8 @@ waste_map:
 	uniqd_map_entry_waste(&pool->map, &slot);
 erase:
 	xa_erase(&pool->entries, idx);
+uncharge:
+	uniqd_quota_uncharge(pool, size, 1);
 unreserve:
 	uniqd_bytes_unreserve(pool, size);
 	return ERR_PTR(ret);

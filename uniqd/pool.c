@@ -25,6 +25,7 @@
 
 #include "keys.h"
 #include "pool.h"
+#include "quota.h"
 
 /* The registry: every live pool by (ipc namespace, name), and the id of the next one. */
 static DEFINE_MUTEX(uniqd_pools_mutex);
@@ -37,8 +38,6 @@ static unsigned int uniqd_nr_pools;
  */
 static DEFINE_XARRAY_ALLOC1(uniqd_pool_ids);
 static u32 uniqd_next_pool_id = 1;
-/* Pools each owner has now (kuid -> xa_mk_value(count)), for max_user_pools. */
-static DEFINE_XARRAY(uniqd_user_pools);
 
 static u32 uniqd_name_hash(const struct ipc_namespace *ns, const u8 *name,
 			   u32 len)
@@ -100,33 +99,6 @@ static struct uniqd_pool *uniqd_pool_find(const struct ipc_namespace *ns,
 	return NULL;
 }
 
-static unsigned long uniqd_user_pools_count(kuid_t uid)
-{
-	void *v = xa_load(&uniqd_user_pools, __kuid_val(uid));
-
-	return v ? xa_to_value(v) : 0;
-}
-
-/* Count one more pool for @uid; fails only on -ENOMEM. */
-static int uniqd_user_pools_inc(kuid_t uid)
-{
-	unsigned long n = uniqd_user_pools_count(uid) + 1;
-
-	return xa_err(xa_store(&uniqd_user_pools, __kuid_val(uid),
-			       xa_mk_value(n), GFP_KERNEL));
-}
-
-static void uniqd_user_pools_dec(kuid_t uid)
-{
-	unsigned long n = uniqd_user_pools_count(uid);
-
-	if (n <= 1)
-		xa_erase(&uniqd_user_pools, __kuid_val(uid));
-	else	/* Replacing a present value allocates nothing. */
-		xa_store(&uniqd_user_pools, __kuid_val(uid), xa_mk_value(n - 1),
-			 GFP_NOWAIT);
-}
-
 /*
  * Like a file: owner, then group if shared with it, then everyone. Unlike
  * a file, CAP_DAC_OVERRIDE admits only a caller that asks for it
@@ -147,6 +119,8 @@ static bool uniqd_pool_may_attach(const struct uniqd_pool *pool, u32 flags)
 /* Frees what uniqd_pool_new() got, complete or not. */
 static void uniqd_pool_free(struct uniqd_pool *pool)
 {
+	/* Everything it charged to anyone, the pool itself included. */
+	uniqd_quota_release(pool);
 	uniqd_classes_free(pool);
 	xa_destroy(&pool->entries);
 	uniqd_table_destroy(&pool->names);
@@ -173,6 +147,7 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 		return ERR_PTR(-ENOMEM);
 	refcount_set(&pool->ref, 1);
 	INIT_HLIST_NODE(&pool->node);
+	INIT_LIST_HEAD(&pool->charges);
 	pool->owner = current_fsuid();
 	pool->group = current_fsgid();
 	pool->mode = req->flags &
@@ -193,6 +168,10 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	pool->ipc_ns = uniqd_ipc_ns_get(req->ipc_ns);
 	pool->ipc_ns_inum = req->ipc_ns->ns.inum;
 
+	/* The pool counts against max_user_pools of its creator's chain. */
+	ret = uniqd_quota_charge(pool, 0, 0, 1);
+	if (ret)
+		goto fail;
 	ret = uniqd_map_init(&pool->map, pool->max_bytes, pool->max_entries);
 	if (ret)
 		goto fail;
@@ -247,11 +226,9 @@ static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
 	}
 	if (req->flags & UNIQD_ATTACH_EXISTING)
 		return -ENOENT;
+	/* max_user_pools is charged when the pool is made (quota.c). */
 	if (uniqd_nr_pools >= uniqd_max_pools)
 		return -ENOSPC;
-	/* One user must not take every pool from the others. */
-	if (uniqd_user_pools_count(current_fsuid()) >= uniqd_max_user_pools)
-		return -EDQUOT;
 	return 0;
 }
 
@@ -288,14 +265,11 @@ int uniqd_pool_attach(struct uniqd_attach_req *req,
 	ret = uniqd_pool_lookup(req, &pool);
 	if (ret || pool)
 		goto unlock_free;
-	ret = uniqd_user_pools_inc(fresh->owner);
-	if (ret)
-		goto unlock_free;
 	ret = xa_alloc_cyclic(&uniqd_pool_ids, &fresh->id, fresh,
 			      XA_LIMIT(1, U32_MAX), &uniqd_next_pool_id,
 			      GFP_KERNEL);
 	if (ret < 0)
-		goto undo_user;
+		goto unlock_free;
 	ret = 0;	/* 1 only says the ids wrapped */
 	/* Before anyone can map it: handles are handle_base | idx. */
 	fresh->map.hdr->handle_base = uniqd_handle(fresh, 0);
@@ -307,8 +281,6 @@ int uniqd_pool_attach(struct uniqd_attach_req *req,
 	*poolp = fresh;
 	return 0;
 
-undo_user:
-	uniqd_user_pools_dec(fresh->owner);
 unlock_free:
 	mutex_unlock(&uniqd_pools_mutex);
 	uniqd_pool_free(fresh);
@@ -325,7 +297,6 @@ void uniqd_pool_put(struct uniqd_pool *pool)
 		return;
 	hash_del(&pool->node);
 	uniqd_nr_pools--;
-	uniqd_user_pools_dec(pool->owner);
 	xa_erase(&uniqd_pool_ids, pool->id);
 	mutex_unlock(&uniqd_pools_mutex);
 	uniqd_pool_free(pool);

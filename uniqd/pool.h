@@ -68,6 +68,8 @@ struct uniqd_pool {
 	atomic64_t content_bytes;
 	atomic_t nr_classes;
 	struct uniqd_pcpu_stats __percpu *stats;
+	/* struct uniqd_charge: what it charged to whom, under uniqd_quota_lock */
+	struct list_head charges;
 
 	u32 name_len;
 	u8 name[UNIQD_POOL_NAME_MAX];

@@ -128,7 +128,7 @@ const char *uniqd_strerror(int errnum)
 	case E2BIG:
 		return "more keys in one batch than the module takes";
 	case EDQUOT:
-		return "a limit of the pool is reached (max_entries, max_bytes or max_classes)";
+		return "a limit of the pool (max_entries, max_bytes or max_classes) or of the user (max_user_*) is reached";
 	case ENOSPC:
 		return "the module's limit on pools (max_pools) is reached";
 	case ENOMEM:
@@ -317,7 +317,7 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 		else if (e == ENOSPC)
 			HINT("the module's limit on pools is reached (module parameter max_pools; see /sys/module/uniqd/parameters/max_pools)");
 		else if (e == EDQUOT)
-			HINT("this user owns max_user_pools pools already; close some (see /sys/module/uniqd/parameters/max_user_pools)");
+			HINT("this user (or the owner of its user namespace) has max_user_pools pools already; close some (see /sys/module/uniqd/parameters/max_user_pools)");
 		break;
 	case UQ_CALL_CLASS:
 	case UQ_CALL_CLASS_FIND:
@@ -337,7 +337,7 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 			HINT("class %llu is not registered in this pool (class ids are per pool)",
 			     (unsigned long long)l->num);
 		else if (e == EDQUOT)
-			HINT("the pool is full (its max_entries or max_bytes); create it with larger limits");
+			HINT("the pool is full (its max_entries or max_bytes), or this user's quota across all pools is (max_user_entries, max_user_bytes in /sys/module/uniqd/parameters; what a user added stays charged until its pool is gone)");
 		else if (e == EMSGSIZE && l->limit)
 			HINT("a key is at most %llu bytes here (module parameter max_key_len)",
 			     (unsigned long long)l->limit);
