@@ -311,6 +311,45 @@ int main(void)
 		memset(pg, 0, 2 * PG);
 	}
 
+	th_case("sizes between published ones: STATS of 100 bytes, key_size 33") {
+		unsigned long s100 = _IOC(_IOC_READ, UNIQD_IOC_MAGIC,
+					  _IOC_NR(UNIQD_IOC_STATS), 100);
+		struct uniqd_stats full;
+
+		/* The first 100 bytes of the struct, nothing after them. */
+		CHECK_OK(ut_stats(fd, &full));
+		memset(pg, 0xaa, 200);
+		CHECK_OK(ioctl(fd, s100, pg));
+		CHECK(!memcmp(pg, &full, 100), "the first 100 bytes differ");
+		for (i = 100; i < 200; i++)
+			CHECK((unsigned char)pg[i] == 0xaa, "byte %u written", i);
+
+		/* Elements at 33-byte strides: unaligned, copied as bytes. */
+		memset(pg, 0, PG);
+		for (i = 0; i < 3; i++) {
+			static const char *const s[] = { "k33a", "k33b", "k33c" };
+
+			key_init(&k, cls, s[i]);
+			memcpy(pg + i * 33, &k, sizeof(k));
+		}
+		memset(&b, 0, sizeof(b));
+		b.keys = U64P(pg);
+		b.count = 3;
+		b.key_size = 33;
+		CHECK_OK(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b));
+		CHECK(b.done == 3 && b.created == 3, "done %u created %u", b.done,
+		      b.created);
+		for (i = 0; i < 3; i++) {
+			memcpy(&k, pg + i * 33, sizeof(k));
+			CHECK_OK(ut_lookup(fd, cls, (char *)(uintptr_t)k.data, 4, &h, NULL));
+			CHECK(k.handle == h && k.status == UNIQD_STATUS_NEW,
+			      "element %u: handle %llx want %llx", i,
+			      (unsigned long long)k.handle, (unsigned long long)h);
+			CHECK(!pg[i * 33 + 32], "byte 32 of element %u written", i);
+		}
+		memset(pg, 0, PG);
+	}
+
 	th_case("max_bytes: one class and one entry at least") {
 		fd2 = ut_open();
 		CHECK_ERR(attach_limits(fd2, "abi-tiny", 0, min_bytes - 1, 0, &a), EINVAL);

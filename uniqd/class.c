@@ -17,6 +17,7 @@
 #include "map.h"
 #include "pool.h"
 #include "quota.h"
+#include "trace.h"
 
 /* Contents up to this long are copied to the stack, longer ones to the heap. */
 #define UNIQD_KEY_ON_STACK	256
@@ -132,10 +133,14 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 	if (*id)
 		goto unlock;
 	ret = -EDQUOT;
-	if (atomic_read(&pool->nr_classes) >= pool->max_classes)
+	if (atomic_read(&pool->nr_classes) >= pool->max_classes) {
+		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_CLASSES, ret);
 		goto unlock;
-	if (!uniqd_bytes_reserve(pool, size))
+	}
+	if (!uniqd_bytes_reserve(pool, size)) {
+		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, ret);
 		goto unlock;
+	}
 	/* The caller's users pay for the name until the pool dies. */
 	ret = uniqd_quota_charge(pool, size, 0, 0);
 	if (ret)
@@ -239,18 +244,22 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 	u32 idx;
 	int ret;
 
-	if (!uniqd_bytes_reserve(pool, size))
+	if (!uniqd_bytes_reserve(pool, size)) {
+		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, -EDQUOT);
 		return ERR_PTR(-EDQUOT);
+	}
 	/* The caller's users pay for the entry until the pool dies. */
 	ret = uniqd_quota_charge(pool, size, 1, 0);
 	if (ret)
 		goto unreserve;
 	ret = xa_alloc(&pool->entries, &idx, NULL,
 		       XA_LIMIT(1, pool->max_entries), GFP_KERNEL_ACCOUNT);
-	if (ret) {
-		ret = ret == -EBUSY ? -EDQUOT : ret;
-		goto uncharge;
+	if (ret == -EBUSY) {
+		ret = -EDQUOT;
+		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_ENTRIES, ret);
 	}
+	if (ret)
+		goto uncharge;
 	ret = uniqd_map_entry_new(&pool->map, idx, cls->id, buf, len, &slot);
 	if (ret)
 		goto erase;
@@ -284,6 +293,7 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 	/* Now processes may find it without asking (index.c). */
 	uniqd_map_index_add(&pool->map, cls->id, rec->data, len, idx);
 	*created = true;
+	trace_uniqd_entry_create(uniqd_handle(pool, idx), cls->id, len);
 	return rec;
 
 waste_map:

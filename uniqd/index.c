@@ -28,6 +28,7 @@
 
 #include "map.h"
 #include "maphash.h"
+#include "trace.h"
 
 /* Put @v into @slots (2^@log2 of them); false if its window is full. */
 static bool uniqd_index_place(u64 *slots, u32 log2, u64 v)
@@ -56,16 +57,19 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2)
 {
 	u64 bytes = sizeof(u64) << log2;
 	unsigned int n = DIV_ROUND_UP(bytes, PAGE_SIZE);
+	u32 id = m->hdr->handle_base >> 32, old = m->slots ? m->log2 : 0;
 	u64 *slots, i, kept = 0;
 	pgoff_t pg = m->index_next;
+	int ret = -ENOSPC;
 
 	lockdep_assert_held(&m->lock);
 	if (n > m->index_pg + m->index_pages - pg)
-		return -ENOSPC;
+		goto out;
 	/* map.c's allocator: pages entered in m->pages, kernel-contiguous. */
+	ret = -ENOMEM;
 	slots = uniqd_map_alloc(m, pg, n);
 	if (!slots)
-		return -ENOMEM;
+		goto out;
 	m->index_next += n;
 	m->index_bytes += bytes;
 	if (m->slots) {
@@ -85,7 +89,10 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2)
 	m->log2 = log2;
 	/* The new slots are written: readers may take the new array. */
 	smp_store_release(&m->hdr->index, (u64)pg << PAGE_SHIFT | log2);
-	return 0;
+	ret = 0;
+out:
+	trace_uniqd_index_grow(id, old, log2, m->indexed, ret);
+	return ret;
 }
 
 /* Add entry @idx, whose entries[idx] is published, to the mapped index. */

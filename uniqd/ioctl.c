@@ -20,6 +20,7 @@
 
 #include "keys.h"
 #include "pool.h"
+#include "trace.h"
 #include "uniqd.h"
 
 union uniqd_ioctl_arg {
@@ -134,6 +135,12 @@ static int uniqd_ioc_attach(struct uniqd_file *uf, struct uniqd_pool *unused,
 	a->status = created ? UNIQD_ATTACH_CREATED : 0;
 	a->owner_uid = from_kuid_munged(current_user_ns(), pool->owner);
 	a->mode = pool->mode;
+	if (created)
+		trace_uniqd_pool_create(pool->id, pool->name, pool->name_len,
+					pool->owner, pool->mode,
+					pool->max_bytes, pool->max_entries,
+					pool->max_classes);
+	trace_uniqd_attach(pool->id, created);
 unlock:
 	mutex_unlock(&uf->attach_lock);
 	return ret;

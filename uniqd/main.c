@@ -16,6 +16,7 @@
 #include "map.h"
 #include "pool.h"
 #include "quota.h"
+#include "trace.h"
 #include "uniqd.h"
 
 static int uniqd_open(struct inode *inode, struct file *file)
@@ -34,8 +35,10 @@ static int uniqd_release(struct inode *inode, struct file *file)
 {
 	struct uniqd_file *uf = file->private_data;
 
-	if (uf->pool)
+	if (uf->pool) {
+		trace_uniqd_detach(uf->pool->id);
 		uniqd_pool_put(uf->pool);
+	}
 	mutex_destroy(&uf->attach_lock);
 	kfree(uf);
 	return 0;

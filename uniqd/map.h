@@ -22,8 +22,10 @@ struct uniqd_map_vm;
 
 /*
  * Every page of the mapping is a whole zeroed page of its own, charged to
- * the creator's memory cgroup, and lives until the pool is freed, which is
- * after the last VMA is gone (each holds the file, each file the pool).
+ * the memory cgroup of the call that allocated it (the one whose entry or
+ * index growth needed the page, not necessarily the pool's creator), and
+ * lives until the pool is freed, which is after the last VMA is gone (each
+ * holds the file, each file the pool).
  */
 struct uniqd_map {
 	/*

@@ -26,6 +26,7 @@
 #include "keys.h"
 #include "pool.h"
 #include "quota.h"
+#include "trace.h"
 
 /* The registry: every live pool by (ipc namespace, name), and the id of the next one. */
 static DEFINE_MUTEX(uniqd_pools_mutex);
@@ -226,9 +227,11 @@ static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
 	}
 	if (req->flags & UNIQD_ATTACH_EXISTING)
 		return -ENOENT;
-	/* max_user_pools is charged when the pool is made (quota.c). */
-	if (uniqd_nr_pools >= uniqd_max_pools)
+	if (uniqd_nr_pools >= uniqd_max_pools) {
+		trace_uniqd_refuse(0, UNIQD_LIMIT_POOLS, -ENOSPC);
 		return -ENOSPC;
+	}
+	/* max_user_pools is charged when the pool is made (quota.c). */
 	return 0;
 }
 
@@ -299,6 +302,9 @@ void uniqd_pool_put(struct uniqd_pool *pool)
 	uniqd_nr_pools--;
 	xa_erase(&uniqd_pool_ids, pool->id);
 	mutex_unlock(&uniqd_pools_mutex);
+	trace_uniqd_pool_destroy(pool->id, atomic64_read(&pool->nr_entries),
+				 atomic64_read(&pool->content_bytes),
+				 atomic64_read(&pool->arena_bytes));
 	uniqd_pool_free(pool);
 }
 

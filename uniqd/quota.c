@@ -26,6 +26,7 @@
 
 #include "pool.h"
 #include "quota.h"
+#include "trace.h"
 
 /* What one kuid holds across every pool. */
 struct uniqd_user {
@@ -135,13 +136,18 @@ static int uniqd_charge_add(struct uniqd_pool *pool, kuid_t uid)
 	return 0;
 }
 
-static bool uniqd_user_fits(const struct uniqd_user *u, u64 bytes,
-			    u64 entries, u32 pools)
+/* 0 if @u may grow by so much, else the UNIQD_LIMIT_* it would pass. */
+static int uniqd_user_over(const struct uniqd_user *u, u64 bytes,
+			   u64 entries, u32 pools)
 {
 	lockdep_assert_held(&uniqd_quota_lock);
-	return u->bytes + bytes <= READ_ONCE(uniqd_max_user_bytes) &&
-	       u->entries + entries <= READ_ONCE(uniqd_max_user_entries) &&
-	       u->pools + pools <= READ_ONCE(uniqd_max_user_pools);
+	if (u->pools + pools > READ_ONCE(uniqd_max_user_pools))
+		return UNIQD_LIMIT_USER_POOLS;
+	if (u->bytes + bytes > READ_ONCE(uniqd_max_user_bytes))
+		return UNIQD_LIMIT_USER_BYTES;
+	if (u->entries + entries > READ_ONCE(uniqd_max_user_entries))
+		return UNIQD_LIMIT_USER_ENTRIES;
+	return 0;
 }
 
 /*
@@ -155,7 +161,7 @@ int uniqd_quota_charge(struct uniqd_pool *pool, u64 bytes, u64 entries,
 	struct uniqd_charge *c[UNIQD_PAYERS_MAX];
 	kuid_t uids[UNIQD_PAYERS_MAX];
 	unsigned int i, n = uniqd_payers(uids);
-	int ret;
+	int ret, over;
 
 again:
 	spin_lock(&uniqd_quota_lock);
@@ -168,8 +174,10 @@ again:
 				return ret;
 			goto again;
 		}
-		if (!uniqd_user_fits(c[i]->user, bytes, entries, pools)) {
+		over = uniqd_user_over(c[i]->user, bytes, entries, pools);
+		if (over) {
 			spin_unlock(&uniqd_quota_lock);
+			trace_uniqd_refuse(pool->id, over, -EDQUOT);
 			return -EDQUOT;
 		}
 	}

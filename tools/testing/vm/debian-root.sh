@@ -3,9 +3,10 @@
 #
 # Build, or reuse from cache, a clean Debian 12 root filesystem for the
 # full-system guest (tools/testing/system.sh): debootstrap, systemd and
-# udev, a compiler, pkg-config, dkms, and Debian's 6.1 and 6.12 kernels
-# (the releases tools/testing/kernels.sh picks) with their headers and
-# initramfs images. Nothing of uniqd is in it: the tests install the
+# udev, a compiler, pkg-config, dkms, perf (linux-perf: the tracepoint
+# recipe of Documentation/admin.rst, tests/system/trace.sh), and Debian's
+# 6.1 and 6.12 kernels (the releases tools/testing/kernels.sh picks) with
+# their headers and initramfs images. Nothing of uniqd is in it: the tests install the
 # packages into a copy.
 #
 #   tools/testing/vm/debian-root.sh [--print-dir]
@@ -46,7 +47,7 @@ image_pkg() {
 img61=$(image_pkg "$rel61") img612=$(image_pkg "$rel612")
 if [ -z "$img61" ] || [ -z "$img612" ]; then die "no image package owns /boot/vmlinuz-$rel61 or -$rel612"; fi
 PKGS=(systemd systemd-sysv udev kmod dkms gcc make libc6-dev pkgconf e2fsprogs
-      procps initramfs-tools "$img61" "linux-headers-$rel61" "$img612" "linux-headers-$rel612")
+      procps initramfs-tools linux-perf "$img61" "linux-headers-$rel61" "$img612" "linux-headers-$rel612")
 
 key=$( { echo "$RECIPE $SUITE $MIRROR $SECURITY ${PKGS[*]}"
 	 sha256sum < "$0"
