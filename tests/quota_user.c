@@ -120,8 +120,8 @@ static int class_as(uid_t uid, int fd)
 
 /*
  * In a new user namespace owned by root whose uid 0 is kuid 3000: create a
- * pool and intern until EDQUOT. Exit status: the entries created (< 200),
- * or 200+ on a setup failure.
+ * pool and intern until EDQUOT. Exit status: the entries created (< 199),
+ * 199 if the pool could not be created (EDQUOT), 200+ on a setup failure.
  */
 static int in_userns(int go_fd, int done_fd)
 {
@@ -139,7 +139,7 @@ static int in_userns(int go_fd, int done_fd)
 		return 203;
 	fd = ut_pool("q-userns", UNIQD_ATTACH_NEW);
 	if (fd < 0)
-		return errno == EDQUOT ? 0 : 204;
+		return errno == EDQUOT ? 199 : 204;
 	if (ut_class(fd, "c") != 1)
 		return 205;
 	n = fill(fd, 1, "ns", 0, 190, &err);
@@ -350,6 +350,16 @@ int main(void)
 		/* And with q-root gone, the namespace gets all 40. */
 		rc = run_in_userns();
 		CHECK(rc == 40, "in the namespace, root idle: %d", rc);
+		/* Pools too: root's one pool leaves the namespace none. */
+		CHECK_OK(param_set_u("max_user_pools", 1));
+		fc = ut_pool("q-root", UNIQD_ATTACH_NEW);
+		CHECK(fc >= 0, "root's pool: %s", strerror(errno));
+		rc = run_in_userns();
+		CHECK(rc == 199, "a pool in the namespace, root's quota full: %d", rc);
+		close(fc);
+		rc = run_in_userns();
+		CHECK(rc == 40, "a pool in the namespace, root idle: %d", rc);
+		CHECK_OK(param_set("max_user_pools", saved_pools));
 		CHECK_OK(param_set("max_user_entries", saved_entries));
 	}
 
