@@ -11,8 +11,8 @@
 #                       tools/bench/mkcorpus-build.sh, cached under
 #                       $${UNIQD_CACHE:-/var/cache/uniqd}; BENCH_BUILD_UNITS
 #                       of its units (default 160, 0: all 566)
-#   make bench-variants ub_corpus_c16k and ub_corpus_fast16k: ub_corpus
-#                       with variants of libuniqd, for the build part
+#   make bench-variants ub_corpus_c4k: ub_corpus with libuniqd's thread
+#                       cache kept at 4096 slots, for the build part
 #   make bench-replay   build/bench-host/replay_native: ub_corpus's uniqd
 #                       path replayed natively (libuniqd against a model of
 #                       the mapped pool), for profiling
@@ -41,51 +41,29 @@ BENCH_LMDB_PROGS := $(B)/bench-bin/ub_corpus $(B)/bench-bin/ub_micro
 $(BENCH_LMDB_PROGS): BENCH_EXTRA := tools/bench/ubench_lmdb.c -llmdb
 $(BENCH_LMDB_PROGS): tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h
 
-# ub_corpus_c16k: ub_corpus linked with libuniqd's unchanged source built
-# with a thread cache of 16384 slots (UQ_SET_BITS=12, 1 MiB; the default is
-# 4096), for the build part's comparison; its libuniqd modes are named
-# uniqd_lib_c16k etc.
-BENCH_C16K_OBJS := $(patsubst $(LIBUNIQD_DIR)/%.c,$(B)/bench-lib-c16k/%.o,$(wildcard $(LIBUNIQD_DIR)/*.c))
-$(B)/bench-lib-c16k/%.o: $(LIBUNIQD_DIR)/%.c $(LIBUNIQD_HDRS)
+# ub_corpus_c4k: ub_corpus linked with libuniqd's unchanged source built
+# with a thread cache that never grows past 4096 slots (UQ_SET_BITS_MAX=10,
+# 256 KiB; libuniqd grows to 16384 while it thrashes), for the build
+# part's comparison; its libuniqd modes are named uniqd_lib_c4k etc.
+BENCH_C4K_OBJS := $(patsubst $(LIBUNIQD_DIR)/%.c,$(B)/bench-lib-c4k/%.o,$(wildcard $(LIBUNIQD_DIR)/*.c))
+$(B)/bench-lib-c4k/%.o: $(LIBUNIQD_DIR)/%.c $(LIBUNIQD_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LIBUNIQD_CFLAGS) -DUQ_SET_BITS=12 -c $< -o $@
+	$(CC) $(LIBUNIQD_CFLAGS) -DUQ_SET_BITS_MAX=10 -c $< -o $@
 
-$(B)/bench-lib-c16k/libuniqd.a: $(BENCH_C16K_OBJS)
+$(B)/bench-lib-c4k/libuniqd.a: $(BENCH_C4K_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/bench-bin/ub_corpus_c16k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(B)/bench-lib-c16k/libuniqd.a
+$(B)/bench-bin/ub_corpus_c4k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(B)/bench-lib-c4k/libuniqd.a
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_c16k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(B)/bench-lib-c16k/libuniqd.a $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_c4k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(B)/bench-lib-c4k/libuniqd.a $(USER_OBJS) -o $@
 
-# The variants are built for make bench only (bench.sh), not by make all.
+# The variants are built for make bench only (bench.sh), not by make all;
+# a variant left in build/bench-bin by an older tree is removed, or the
+# guest would run it.
 .PHONY: bench-variants
-bench-variants: $(B)/bench-bin/ub_corpus_c16k bench-fast16k
-
-# ub_corpus_fast16k: the same with tools/bench/libuniqd-fast-hit.patch (a
-# prototype of a faster hit path) applied to a copy of libuniqd's source,
-# and the 16384-slot cache. Skipped, not failed, when the patch no longer
-# applies to the library.
-BENCH_FAST := $(B)/bench-lib-fast16k
-$(BENCH_FAST)/libuniqd.a: $(wildcard $(LIBUNIQD_DIR)/*.c) $(LIBUNIQD_HDRS) tools/bench/libuniqd-fast-hit.patch
-	rm -rf $(BENCH_FAST)
-	mkdir -p $(BENCH_FAST)/src/tools/libuniqd
-	cp $(LIBUNIQD_DIR)/*.c $(LIBUNIQD_DIR)/*.h $(BENCH_FAST)/src/tools/libuniqd/
-	patch -s -p1 -d $(BENCH_FAST)/src < tools/bench/libuniqd-fast-hit.patch
-	for f in $(BENCH_FAST)/src/tools/libuniqd/*.c; do \
-		$(CC) $(LIBUNIQD_CFLAGS) -DUQ_SET_BITS=12 -c $$f \
-			-o $(BENCH_FAST)/$$(basename $$f .c).o || exit 1; done
-	$(AR) rcs $@ $(BENCH_FAST)/*.o
-
-$(B)/bench-bin/ub_corpus_fast16k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(BENCH_FAST)/libuniqd.a
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_fast16k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(BENCH_FAST)/libuniqd.a $(USER_OBJS) -o $@
-
-.PHONY: bench-fast16k
-bench-fast16k:
-	@$(MAKE) -s $(B)/bench-bin/ub_corpus_fast16k || \
-		{ rm -f $(B)/bench-bin/ub_corpus_fast16k; \
-		  echo "bench: tools/bench/libuniqd-fast-hit.patch does not apply to this libuniqd: ub_corpus_fast16k skipped"; }
+bench-variants: $(B)/bench-bin/ub_corpus_c4k
+	rm -f $(B)/bench-bin/ub_corpus_c16k $(B)/bench-bin/ub_corpus_fast16k
 
 $(B)/bench-host/tokenize: tools/bench/tokenize.c
 	@mkdir -p $(dir $@)

@@ -23,7 +23,7 @@
 #include "libuniqd.h"
 #include "uniqd_test.h"
 
-#define KEYS 6000	/* more than the cache's slots: evictions happen */
+#define KEYS 6000	/* more than the cache's first 4096 slots: evictions, growth */
 #define THREADS 8
 #define ROUNDS 3	/* 1 in the run without the mapping: every miss is a syscall */
 

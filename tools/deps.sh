@@ -13,7 +13,8 @@
 # dpkg-dev unpacks `apt-get source`, tools/testing/srcpkg.sh); debootstrap and
 # e2fsprogs (mkfs.ext4 -d) make the full-system guest; bc and util-linux's
 # setpriv serve the host-userland guest's demo (tools/demo/layout/);
-# g++ and gcc-12-plugin-dev build the GCC plugin (tools/gcc-plugin/).
+# g++ and gcc-12-plugin-dev build the GCC plugin (tools/gcc-plugin/);
+# python3-docutils checks Documentation/ (tools/testing/rst-check.py).
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync util-linux
@@ -22,7 +23,7 @@ want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       linux-source-6.12 build-essential liblmdb-dev
       linux-image-rt-amd64 linux-headers-rt-amd64
       debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs
-      g++ gcc-12-plugin-dev)
+      g++ gcc-12-plugin-dev python3-docutils)
 
 missing=()
 for p in "${want[@]}"; do

@@ -33,6 +33,8 @@ union uniqd_ioctl_arg {
 	struct uniqd_digest digest;
 	struct uniqd_class_info class_info;
 	struct uniqd_stats stats;
+	struct uniqd_pools pools;
+	struct uniqd_revoke revoke;
 };
 
 struct uniqd_ioctl_desc {
@@ -55,7 +57,7 @@ static int uniqd_ioc_version(struct uniqd_file *uf, struct uniqd_pool *pool,
 	v->max_key_len = uniqd_max_key_len;
 	v->features = UNIQD_FEAT_POOLS | UNIQD_FEAT_BATCH |
 		      UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS | UNIQD_FEAT_MAP |
-		      UNIQD_FEAT_ATTACH_OWNER;
+		      UNIQD_FEAT_ADMIN | UNIQD_FEAT_ATTACH_OWNER;
 	if (uniqd_have_blake3_shash)
 		v->features |= UNIQD_FEAT_BLAKE3_SHASH;
 	v->max_pool_name = UNIQD_POOL_NAME_MAX;
@@ -352,6 +354,53 @@ static int uniqd_ioc_class_info(struct uniqd_file *uf, struct uniqd_pool *pool,
 	return 0;
 }
 
+/*
+ * POOLS: the pools the caller may see, each element written whole (the
+ * tail of a larger element zeroed), after the list was taken.
+ */
+static int uniqd_ioc_pools(struct uniqd_file *uf, struct uniqd_pool *unused,
+			   void *arg)
+{
+	struct uniqd_pools *p = arg;
+	void __user *up = u64_to_user_ptr(p->pools);
+	const size_t isize = sizeof(struct uniqd_pool_status);
+	struct uniqd_pool_status *info;
+	u32 i, n, next;
+	int ret;
+
+	if (!p->count || p->count > UNIQD_POOLS_MAX || p->info_size < isize)
+		return -EINVAL;
+	if (p->info_size > UNIQD_KEY_SIZE_MAX)
+		return -E2BIG;
+	info = kvcalloc(p->count, isize, GFP_KERNEL_ACCOUNT);
+	if (!info)
+		return -ENOMEM;
+	ret = uniqd_pool_list(p->start_id, info, p->count, &n, &next);
+	for (i = 0; !ret && i < n; i++) {
+		void __user *el = up + (u64)i * p->info_size;
+
+		if (copy_to_user(el, &info[i], isize) ||
+		    clear_user(el + isize, p->info_size - isize))
+			ret = -EFAULT;
+	}
+	if (!ret) {
+		p->count = n;
+		p->next_id = next;
+	}
+	kvfree(info);
+	return ret;
+}
+
+static int uniqd_ioc_revoke(struct uniqd_file *uf, struct uniqd_pool *unused,
+			    void *arg)
+{
+	struct uniqd_revoke *r = arg;
+
+	if (r->reserved)
+		return -EINVAL;
+	return uniqd_pool_revoke(r->id);
+}
+
 #define UNIQD_IOCTL_MIN(_cmd, _min, _fn, _pool, _out_on_err)		\
 	[_IOC_NR(_cmd)] = {						\
 		.cmd = _cmd, .min_size = _min,				\
@@ -376,6 +425,8 @@ static const struct uniqd_ioctl_desc uniqd_ioctls[] = {
 	UNIQD_IOCTL_MIN(UNIQD_IOC_STATS, UNIQD_STATS_SIZE_VER0,
 			uniqd_ioc_stats, true, false),
 	UNIQD_IOCTL(UNIQD_IOC_CLASS_INFO, uniqd_ioc_class_info, true, true),
+	UNIQD_IOCTL(UNIQD_IOC_POOLS, uniqd_ioc_pools, false, false),
+	UNIQD_IOCTL(UNIQD_IOC_REVOKE, uniqd_ioc_revoke, false, false),
 };
 
 /*
@@ -432,6 +483,9 @@ long uniqd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		pool = smp_load_acquire(&uf->pool);
 		if (!pool)
 			return -EBADFD;
+		/* REVOKE ended it: the file keeps it, but only to free it. */
+		if (READ_ONCE(pool->revoked))
+			return -EIDRM;
 	}
 	/*
 	 * A command acts only if it can tell what it did: an EFAULT on the

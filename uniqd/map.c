@@ -325,7 +325,24 @@ static vm_fault_t uniqd_map_fault(struct vm_fault *vmf)
 	return 0;
 }
 
+/* A VMA copied (fork) or split, and one gone: the count POOLS reports. */
+static void uniqd_map_vm_open(struct vm_area_struct *vma)
+{
+	struct uniqd_map *m = vma->vm_private_data;
+
+	atomic_inc(&m->vmas);
+}
+
+static void uniqd_map_vm_close(struct vm_area_struct *vma)
+{
+	struct uniqd_map *m = vma->vm_private_data;
+
+	atomic_dec(&m->vmas);
+}
+
 static const struct vm_operations_struct uniqd_map_vm_ops = {
+	.open = uniqd_map_vm_open,
+	.close = uniqd_map_vm_close,
 	.fault = uniqd_map_fault,
 };
 
@@ -346,6 +363,8 @@ int uniqd_map_mmap(struct file *file, struct vm_area_struct *vma)
 	pool = smp_load_acquire(&uf->pool);
 	if (!pool)
 		return -EBADFD;
+	if (READ_ONCE(pool->revoked))
+		return -EIDRM;
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EPERM;
 	if (vma->vm_pgoff >= pool->map.map_pages ||
@@ -354,5 +373,7 @@ int uniqd_map_mmap(struct file *file, struct vm_area_struct *vma)
 	vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYWRITE | VM_MAYEXEC);
 	vma->vm_ops = &uniqd_map_vm_ops;
 	vma->vm_private_data = &pool->map;
+	/* mmap() itself calls no ->open(). */
+	atomic_inc(&pool->map.vmas);
 	return 0;
 }

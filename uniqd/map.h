@@ -34,6 +34,8 @@ struct uniqd_map {
 	 * entry pages and to add to the index; may sleep.
 	 */
 	struct mutex lock;
+	/* VMAs mapping the pool now (mmap, vm_ops open/close); no lock. */
+	atomic_t vmas;
 	/* pgoff -> struct page *, for the fault handler (read under RCU). */
 	struct xarray pages;
 	struct uniqd_map_header *hdr;	/* page 0, in the direct map */

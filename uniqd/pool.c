@@ -339,3 +339,104 @@ void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
 	st->attached = refcount_read(&pool->ref);
 	uniqd_map_stats(&pool->map, st);
 }
+
+/*
+ * May the caller see @pool in POOLS? Admins see every pool; anyone else
+ * only those of its own ipc namespace (where it could ATTACH them by name)
+ * that it owns or may attach.
+ */
+static bool uniqd_pool_visible(const struct uniqd_pool *pool, bool admin)
+{
+	if (admin)
+		return true;
+	if (!uniqd_pool_in_ns(pool, uniqd_current_ipc_ns()))
+		return false;
+	if (uid_eq(current_fsuid(), pool->owner))
+		return true;
+	if (pool->mode & UNIQD_ATTACH_SHARE_ALL)
+		return true;
+	return (pool->mode & UNIQD_ATTACH_SHARE_GROUP) && in_group_p(pool->group);
+}
+
+static void uniqd_pool_status_fill(struct uniqd_pool *pool,
+				   struct uniqd_pool_status *info)
+{
+	struct uniqd_stats st;
+
+	uniqd_pool_stats(pool, &st);
+	memset(info, 0, sizeof(*info));
+	info->id = pool->id;
+	info->owner_uid = from_kuid_munged(current_user_ns(), pool->owner);
+	info->group_gid = from_kgid_munged(current_user_ns(), pool->group);
+	info->mode = pool->mode;
+	info->entries = st.entries;
+	info->bytes = st.bytes;
+	info->arena_bytes = st.arena_bytes;
+	info->table_bytes = st.table_bytes;
+	info->map_bytes = st.map_bytes;
+	info->attached = st.attached;
+	info->mapped = atomic_read(&pool->map.vmas);
+	info->flags = pool->revoked ? UNIQD_POOL_REVOKED : 0;
+	info->name_len = pool->name_len;
+	memcpy(info->name, pool->name, pool->name_len);
+}
+
+/*
+ * POOLS: up to @max pools the caller may see, by id from @start_id, into
+ * @info; *@n of them, and the id to start the next call at (0: no more).
+ * Revoked pools are listed until they are freed. The registry mutex keeps
+ * each pool alive while it is read (lock order: design.rst).
+ */
+int uniqd_pool_list(u32 start_id, struct uniqd_pool_status *info, u32 max,
+		    u32 *n, u32 *next_id)
+{
+	bool admin = capable(CAP_SYS_ADMIN);
+	struct uniqd_pool *pool;
+	unsigned long id;
+
+	*n = 0;
+	*next_id = 0;
+	mutex_lock(&uniqd_pools_mutex);
+	xa_for_each_start(&uniqd_pool_ids, id, pool, start_id ?: 1) {
+		if (!uniqd_pool_visible(pool, admin))
+			continue;
+		if (*n == max) {
+			*next_id = id;
+			break;
+		}
+		uniqd_pool_status_fill(pool, &info[(*n)++]);
+		cond_resched();
+	}
+	mutex_unlock(&uniqd_pools_mutex);
+	return 0;
+}
+
+/*
+ * REVOKE pool @id: its owner or CAP_SYS_ADMIN. The name leaves the
+ * registry (a new pool may take it at once); the files attached keep the
+ * pool, read-only to them (-EIDRM on every command, the mappings stay
+ * readable), until the last is closed. -ENOENT: no such pool; -EPERM.
+ */
+int uniqd_pool_revoke(u32 id)
+{
+	struct uniqd_pool *pool;
+	int ret = -ENOENT;
+
+	mutex_lock(&uniqd_pools_mutex);
+	pool = xa_load(&uniqd_pool_ids, id);
+	if (!pool)
+		goto unlock;
+	ret = -EPERM;
+	if (!uid_eq(current_fsuid(), pool->owner) && !capable(CAP_SYS_ADMIN))
+		goto unlock;
+	ret = 0;
+	if (pool->revoked)
+		goto unlock;
+	hash_del(&pool->node);
+	WRITE_ONCE(pool->revoked, true);
+	trace_uniqd_pool_revoke(pool->id, refcount_read(&pool->ref),
+				atomic_read(&pool->map.vmas));
+unlock:
+	mutex_unlock(&uniqd_pools_mutex);
+	return ret;
+}

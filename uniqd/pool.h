@@ -48,6 +48,11 @@ struct uniqd_pool {
 	/* The name's scope: pinned where put_ipc_ns() is exported. */
 	struct ipc_namespace *ipc_ns;
 	unsigned int ipc_ns_inum;
+	/*
+	 * REVOKE: out of the registry (set under uniqd_pools_mutex, never
+	 * cleared); the commands of attached files fail with -EIDRM.
+	 */
+	bool revoked;
 
 	u64 max_bytes;
 	u64 max_entries;
@@ -95,6 +100,9 @@ int uniqd_pool_attach(struct uniqd_attach_req *req,
 		      struct uniqd_pool **poolp, bool *created);
 void uniqd_pool_put(struct uniqd_pool *pool);
 void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st);
+int uniqd_pool_list(u32 start_id, struct uniqd_pool_status *info, u32 max,
+		    u32 *n, u32 *next_id);
+int uniqd_pool_revoke(u32 id);
 
 /* class.c */
 int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,

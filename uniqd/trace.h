@@ -169,6 +169,26 @@ TRACE_EVENT(uniqd_index_grow,
 		  1ULL << __entry->new_log2, __entry->indexed, __entry->err)
 );
 
+/* REVOKE took pool @id out of the registry; what still holds it. */
+TRACE_EVENT(uniqd_pool_revoke,
+	TP_PROTO(u32 id, u32 attached, u32 mapped),
+	TP_ARGS(id, attached, mapped),
+	TP_STRUCT__entry(
+		__field(u32, id)
+		__field(u32, uid)
+		__field(u32, attached)
+		__field(u32, mapped)
+	),
+	TP_fast_assign(
+		__entry->id = id;
+		__entry->uid = __kuid_val(current_fsuid());
+		__entry->attached = attached;
+		__entry->mapped = mapped;
+	),
+	TP_printk("pool=%u uid=%u attached=%u mapped=%u", __entry->id,
+		  __entry->uid, __entry->attached, __entry->mapped)
+);
+
 /* A limit refused a call: @id is 0 when no pool exists yet. */
 TRACE_EVENT(uniqd_refuse,
 	TP_PROTO(u32 id, int limit, int err),

@@ -146,6 +146,80 @@ static void *no_memory_run(void *arg)
 	return NULL;
 }
 
+/*
+ * The cache's growth, in a thread of its own (a fresh cache): a working set
+ * that fits leaves it at 4096 slots; one that thrashes makes it double up
+ * to 16384, keeping what it holds.
+ */
+struct grower {
+	pthread_t t;
+	uniqd_pool *pool;
+	uint32_t cls;
+	uint32_t slots_small, slots_big, grew;
+	unsigned long bad, lost, last_misses, last_calls;
+	char why[200];
+};
+
+static void grow_key(char *buf, size_t *len, unsigned int i)
+{
+	/* 4..31 bytes: inline in a slot. */
+	*len = (size_t)snprintf(buf, 32, "g%u_%.*s", i, (int)(i % 23),
+				"abcdefghijklmnopqrstuvw");
+}
+
+static void *grower_run(void *arg)
+{
+	struct grower *g = arg;
+	struct uniqd_cache_stats cs;
+	char buf[32];
+	size_t len;
+
+	for (unsigned int r = 0; r < 10; r++)
+		for (unsigned int i = 0; i < 1000; i++) {
+			grow_key(buf, &len, i);
+			uniqd_intern(g->pool, g->cls, buf, len);
+		}
+	uniqd_cache_stats(&cs);
+	g->slots_small = cs.slots;
+
+	for (unsigned int r = 0; r < 6; r++) {
+		uniqd_cache_stats(&cs);
+		g->last_misses = cs.misses;
+		g->last_calls = cs.hits + cs.misses;
+		for (unsigned int i = 0; i < 6000; i++) {
+			struct uniqd_cache_stats after;
+			uint32_t used = cs.used, slots = cs.slots;
+			uint64_t h;
+
+			grow_key(buf, &len, 1000 + i);
+			h = uniqd_intern(g->pool, g->cls, buf, len);
+			if (!h || !handle_is(g->pool, h, g->cls, buf, len)) {
+				if (!g->bad++)
+					snprintf(g->why, sizeof(g->why), "key %u: %#llx: %s",
+						 i, (unsigned long long)h, uniqd_last_error());
+			}
+			uniqd_cache_stats(&after);
+			if (after.slots != slots) {
+				unsigned long calls = fk_pool_calls();
+
+				g->grew++;
+				/* Nothing lost, and the key just put still hits. */
+				if (after.used < used ||
+				    uniqd_intern(g->pool, g->cls, buf, len) != h ||
+				    fk_pool_calls() != calls)
+					g->lost++;
+				uniqd_cache_stats(&after);
+			}
+			cs = after;
+		}
+	}
+	uniqd_cache_stats(&cs);
+	g->slots_big = cs.slots;
+	g->last_misses = cs.misses - g->last_misses;
+	g->last_calls = cs.hits + cs.misses - g->last_calls;
+	return NULL;
+}
+
 /* One call site used with several pools. */
 static uint32_t site_integer(uniqd_pool *p)
 {
@@ -482,6 +556,21 @@ int main(void)
 			key_of(buf, &len, k, 0);
 			CHECK(uniqd_lookup(p, cls[k % 3], buf, len) != 0, "key %u", k);
 		}
+	}
+
+	th_case("the cache grows while it thrashes, up to 16384 slots") {
+		struct grower g = { .pool = p, .cls = ci };
+
+		pthread_create(&g.t, NULL, grower_run, &g);
+		pthread_join(g.t, NULL);
+		CHECK(g.bad == 0, "%lu bad: %s", g.bad, g.why);
+		CHECK(g.slots_small == 4096, "1000 keys: %u slots", g.slots_small);
+		CHECK(g.slots_big == 16384 && g.grew == 2, "6000 keys: %u slots, grew %u times",
+		      g.slots_big, g.grew);
+		CHECK(g.lost == 0, "%lu growths lost entries", g.lost);
+		/* 6000 keys in 16384 slots, cyclic: about 5 % misses (at 4096: 50 %). */
+		CHECK(g.last_misses * 10 < g.last_calls, "last round: %lu misses of %lu",
+		      g.last_misses, g.last_calls);
 	}
 
 	th_case("errors name the call, the pool and what to do") {

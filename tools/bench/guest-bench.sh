@@ -75,8 +75,8 @@ for p in $parts; do
 	build)
 		# The "parallel build" corpus: process i takes every N-th unit;
 		# then the libuniqd modes again with each variant of libuniqd
-		# built for the comparison (ub_corpus_c16k: a 16384-slot thread
-		# cache; ub_corpus_fast16k: that and a prototype hit path). Each
+		# built for the comparison (ub_corpus_c4k: a thread cache that
+		# stays at 4096 slots). Each
 		# program runs all its rounds, since it keeps each unit's least
 		# time over them (the "-best" lines).
 		note "ub_corpus --kind build"

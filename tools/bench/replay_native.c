@@ -289,6 +289,8 @@ static uint64_t model_intern(uint32_t cls, const uint8_t *data, uint32_t len,
 int uq_sys_open(const char *path, int flags);
 int uq_sys_ioctl(int fd, unsigned long request, void *arg);
 int uq_sys_close(int fd);
+void *uq_sys_mmap(size_t len, int fd);
+int uq_sys_munmap(const void *addr, size_t len);
 
 int uq_sys_open(const char *path, int flags)
 {
@@ -300,6 +302,22 @@ int uq_sys_open(const char *path, int flags)
 int uq_sys_close(int fd)
 {
 	(void)fd;
+	return 0;
+}
+
+/* Never called: VERSION reports no UNIQD_FEAT_MAP (the model is set up below). */
+void *uq_sys_mmap(size_t len, int fd)
+{
+	(void)len;
+	(void)fd;
+	errno = EOPNOTSUPP;
+	return MAP_FAILED;
+}
+
+int uq_sys_munmap(const void *addr, size_t len)
+{
+	(void)addr;
+	(void)len;
 	return 0;
 }
 

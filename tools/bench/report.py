@@ -880,12 +880,9 @@ class Report:
     # ---- Part B: a parallel build (ub_corpus --kind build) -----------
     BUILD_MODES = [
         ('uniqd_lib', 'uniqd, libuniqd uniqd_intern() (cache, mapping, ioctl)'),
-        ('uniqd_lib_c16k', 'uniqd, libuniqd, 16384-slot thread cache'),
+        ('uniqd_lib_c4k', 'uniqd, libuniqd, thread cache kept at 4096 slots'),
         ('uniqd_lib_warm', 'uniqd, libuniqd, every key already in the pool'),
-        ('uniqd_lib_warm_c16k', 'the same, 16384-slot thread cache'),
-        ('uniqd_lib_fast16k', 'uniqd, libuniqd + prototype hit path '
-         '(tools/bench/libuniqd-fast-hit.patch), 16384-slot cache'),
-        ('uniqd_lib_warm_fast16k', 'the same, every key already in the pool'),
+        ('uniqd_lib_warm_c4k', 'the same, thread cache kept at 4096 slots'),
         ('uniqd_lib_nomap', 'uniqd, libuniqd without the mapping'),
         ('uniqd_lib_many', 'uniqd, libuniqd uniqd_intern_many() a unit'),
         ('uniqd_ioctl', 'uniqd, raw INTERN per token'),

@@ -80,7 +80,7 @@
 /*
  * UB_LIB_VARIANT: a suffix for the libuniqd modes' names when this program
  * is linked with a variant of libuniqd built for a comparison (mk/bench.mk:
- * ub_corpus_c16k, its thread cache at 16384 slots).
+ * ub_corpus_c4k, its thread cache kept at 4096 slots).
  */
 #ifndef UB_LIB_VARIANT
 #define UB_LIB_VARIANT ""

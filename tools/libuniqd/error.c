@@ -156,6 +156,8 @@ const char *uniqd_strerror(int errnum)
 		return "the module answered what the ABI does not allow";
 	case EMFILE:
 		return "too many open files";
+	case EIDRM:
+		return "the pool was revoked (by its owner or an administrator)";
 	default:
 		return strerror(errnum);
 	}
@@ -264,6 +266,12 @@ static void uq_add_call(struct uq_last *l, size_t *pos)
 			uq_add(t, n, pos, " (at handle %#llx)", (unsigned long long)l->num);
 		uq_add_pool(l, pos);
 		break;
+	case UQ_CALL_POOLS:
+		uq_add(t, n, pos, "list the pools of %s", dev);
+		break;
+	case UQ_CALL_REVOKE:
+		uq_add(t, n, pos, "revoke pool %llu of %s", (unsigned long long)l->num, dev);
+		break;
 	case UQ_CALL_ARGS:
 		uq_add(t, n, pos, "libuniqd call");
 		uq_add_pool(l, pos);
@@ -357,6 +365,15 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 		if (e == EBADSLT || e == ENOENT)
 			HINT("no class %llu in this pool", (unsigned long long)l->num);
 		break;
+	case UQ_CALL_POOLS:
+	case UQ_CALL_REVOKE:
+		if (e == ENOTTY)
+			HINT("the loaded module has no administrator's calls (UNIQD_FEAT_ADMIN); upgrade it");
+		else if (e == ENOENT && l->call == UQ_CALL_REVOKE)
+			HINT("no pool has this id ('uniqdctl pools' lists them)");
+		else if (e == EPERM)
+			HINT("only the pool's owner, or CAP_SYS_ADMIN, may revoke it");
+		break;
 	case UQ_CALL_FOREACH:
 		if (e == EOPNOTSUPP)
 			HINT("the module does not map pools (no UNIQD_FEAT_MAP), and without the mapping's header the pool's handles cannot be listed; upgrade the module");
@@ -379,6 +396,8 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 		HINT("the module answered outside the ABI; report a bug");
 	else if (e == EBADFD)
 		HINT("the file descriptor is not attached to a pool");
+	else if (e == EIDRM)
+		HINT("the pool was revoked (uniqdctl revoke): close it and attach again, which makes a new pool");
 #undef HINT
 }
 

@@ -51,8 +51,16 @@ static inline uint64_t uq_mix(uint64_t a, uint64_t b)
 	return a ^ b;
 }
 
-static inline uint64_t uq_hash(const void *data, size_t len,
-				      uint64_t seed)
+/*
+ * libuniqd defines UQ_HASH_INLINE to force uq_hash() into its cache's hit
+ * path (internal.h); other users let the compiler choose.
+ */
+#ifndef UQ_HASH_INLINE
+#define UQ_HASH_INLINE inline
+#endif
+
+static UQ_HASH_INLINE uint64_t uq_hash(const void *data, size_t len,
+				       uint64_t seed)
 {
 	const uint8_t *p = (const uint8_t *)data;	/* also C++ */
 	uint64_t a, b;

@@ -13,6 +13,9 @@
 
 #include <linux/uniqd.h>
 
+#define UQ_ALWAYS_INLINE inline __attribute__((always_inline))
+/* The hash is the larger part of a cache hit: no call for it (hash.h). */
+#define UQ_HASH_INLINE UQ_ALWAYS_INLINE
 #include "hash.h"
 #include "libuniqd.h"
 
@@ -35,6 +38,8 @@ enum uq_call {
 	UQ_CALL_STATS,
 	UQ_CALL_CLASS_INFO,
 	UQ_CALL_FOREACH,
+	UQ_CALL_POOLS,
+	UQ_CALL_REVOKE,
 	UQ_CALL_ARGS,		/* the library refused the arguments */
 	UQ_CALL_MEMORY,		/* malloc in the library */
 };
@@ -82,6 +87,8 @@ struct uniqd_pool {
  * The system calls, in their own object file so that a native test can link
  * its own (a fake device) in front of libuniqd.a.
  */
+/* DEVICE, or /dev/uniqd for NULL or "" (pool.c). */
+const char *uq_device(const char *device) UQ_HIDDEN;
 int uq_sys_open(const char *path, int flags) UQ_HIDDEN;
 int uq_sys_ioctl(int fd, unsigned long request, void *arg) UQ_HIDDEN;
 int uq_sys_close(int fd) UQ_HIDDEN;
@@ -164,8 +171,9 @@ int uq_map_slot(const struct uq_map *m, uint32_t idx,
 /* Allocate a pool serial: unique in the process, never 0. 0 when exhausted. */
 uint32_t uq_new_serial(void) UQ_HIDDEN;
 
-static inline uint64_t uq_key_hash(const uniqd_pool *pool, uint32_t class_id,
-				   const void *data, size_t len)
+static UQ_ALWAYS_INLINE uint64_t uq_key_hash(const uniqd_pool *pool,
+					     uint32_t class_id,
+					     const void *data, size_t len)
 {
 	return uq_hash(data, len,
 		       ((uint64_t)pool->head.serial_ << 32) | class_id);

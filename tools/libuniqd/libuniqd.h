@@ -114,6 +114,26 @@ struct uniqd_pool_info {
 /* What the pool was opened with; makes no system call. */
 int uniqd_pool_info(const uniqd_pool *pool, struct uniqd_pool_info *info);
 
+/* <linux/uniqd.h> defines it: include that header to read the fields. */
+struct uniqd_pool_status;
+
+/*
+ * The administrator's view (since 1.3; the module's UNIQD_FEAT_ADMIN): the
+ * pools the caller may see on DEVICE (NULL: /dev/uniqd), by id from
+ * START_ID, as <linux/uniqd.h>'s struct uniqd_pool_status, COUNT
+ * (1..UNIQD_POOLS_MAX) at most. Returns how many were filled; *NEXT_ID is
+ * the START_ID of the next call, 0 when there are no more.
+ */
+int uniqd_pools(const char *device, uint32_t start_id,
+		struct uniqd_pool_status *out, unsigned int count,
+		uint32_t *next_id);
+
+/*
+ * End pool POOL_ID (its owner, or CAP_SYS_ADMIN): its name is free at once
+ * and every later call of the processes attached to it fails with EIDRM.
+ */
+int uniqd_revoke(const char *device, uint32_t pool_id);
+
 /* ---- classes ------------------------------------------------------------ */
 
 /* uniqd_class_n() flags. */
@@ -292,7 +312,7 @@ struct uniqd_cache_stats {
 	uint64_t hits;		/* answered without a system call */
 	uint64_t misses;	/* went to the kernel */
 	uint64_t evictions;	/* a slot was overwritten */
-	uint32_t slots;		/* slots in this thread's cache (0: none yet) */
+	uint32_t slots;		/* slots in this thread's cache (0: none yet; grows) */
 	uint32_t used;		/* slots holding an entry */
 };
 

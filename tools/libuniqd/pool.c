@@ -65,7 +65,7 @@ static int uq_version(int fd, struct uniqd_device_info *info)
 	return 0;
 }
 
-static const char *uq_device(const char *device)
+const char *uq_device(const char *device)
 {
 	return device && *device ? device : UNIQD_DEVICE_PATH;
 }

@@ -43,7 +43,7 @@
 # "uniqd_lib uniqd_lib_nomap private private_fast lmdb") and
 # UNIQD_BENCH_BUILD_UNITS how many of the project's units it takes (160;
 # 0: all), UNIQD_BENCH_BUILD_VARIANTS which libuniqd variants it also runs
-# ("c16k fast16k", each an ub_corpus_* program; "none": neither);
+# ("c4k", each an ub_corpus_* program; "none": none);
 # UNIQD_BENCH_REALBUILD_TARGETS: the realbuild part's make goals
 # (default "libbb/ coreutils/"; "all": the whole make),
 # UNIQD_BENCH_REALBUILD_ROUNDS its rounds (default 2; --rounds does not

@@ -53,6 +53,8 @@ if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 	"$top/tools/testing/plugin-check.sh" >> "$host" 2>"$R/host/plugin-check.log"
 	"$top/tools/dkms-check.sh" >> "$host" 2>"$R/host/dkms-check.log"
 	"$top/tools/version-check.sh" "$B" >> "$host" 2>"$R/host/version-check.log"
+	# Every page of Documentation/ parses (docutils: tables, titles).
+	"$top/tools/testing/rst-check.py" "$top"/Documentation/*.rst >> "$host" 2>"$R/host/rst-check.log"
 	# dpkg-buildpackage, the packages' contents, lintian.
 	rm -rf "$B/debs"
 	"$top/tools/deb-check.sh" "$B/debs" >> "$host" 2>"$R/host/deb-check.log"

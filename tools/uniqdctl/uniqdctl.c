@@ -70,6 +70,11 @@ static void usage(FILE *f)
 "                       interrupted or --seconds pass\n"
 "  layouts              tags the GCC plugin saw with more than one layout\n"
 "                       (exit 1 on an ABI mismatch; see --strict)\n"
+"  pools                every pool you may see (root: all of them): id, owner,\n"
+"                       mode, entries, bytes, kernel memory, files attached,\n"
+"                       mappings, name\n"
+"  revoke ID...         end pools (their owner, or CAP_SYS_ADMIN): the name is\n"
+"                       free at once, the processes attached get EIDRM\n"
 "\n"
 "Without KEY arguments, intern and lookup read keys from standard input, one\n"
 "a line; the argument '-' is all of standard input as one key.\n"
@@ -421,7 +426,8 @@ static void read_keys(struct keys *k, int argc, char **argv)
 
 /* UNIQD_FEAT_* bit i is named feature_names[i]; a bit beyond is "bitN". */
 static const char *const feature_names[] = {
-	"pools", "batch", "resolve", "stats", "blake3-shash", "map", "attach-owner",
+	"pools", "batch", "resolve", "stats", "blake3-shash", "map", "admin",
+	"attach-owner",
 };
 
 static void print_feature(unsigned int bit, const char *before)
@@ -475,15 +481,98 @@ static int cmd_version(int argc, char **argv)
 	return 0;
 }
 
+static const char *mode_word(uint32_t mode)
+{
+	return mode & UNIQD_OPEN_SHARE_ALL ? "share-all" :
+	       mode & UNIQD_OPEN_SHARE_GROUP ? "share-group" : "private";
+}
+
 static void mode_words(FILE *f, uint32_t mode, bool json)
 {
-	const char *w = mode & UNIQD_OPEN_SHARE_ALL ? "share-all" :
-			mode & UNIQD_OPEN_SHARE_GROUP ? "share-group" : "private";
+	const char *w = mode_word(mode);
 
 	if (json)
 		fprintf(f, "\"%s\"", w);
 	else
 		fputs(w, f);
+}
+
+/* Every pool the caller may see (all of them for CAP_SYS_ADMIN). */
+static int cmd_pools(int argc, char **argv)
+{
+	static struct uniqd_pool_status st[UNIQD_POOLS_MAX];
+	uint32_t start = 1, next;
+	bool first = true;
+	int n, i;
+
+	(void)argv;
+	if (argc)
+		die_usage("pools takes no arguments");
+	do {
+		n = uniqd_pools(opt.device, start, st, UNIQD_POOLS_MAX, &next);
+		if (n < 0)
+			fail();
+		if (start == 1 && opt.json)
+			fputs("[", stdout);
+		else if (start == 1)
+			printf("%10s %10s %-11s %10s %12s %12s %4s %4s %s\n", "ID",
+			       "OWNER", "MODE", "ENTRIES", "BYTES", "MEMORY", "ATT",
+			       "MAP", "NAME");
+		for (i = 0; i < n; i++) {
+			const struct uniqd_pool_status *s = &st[i];
+			uint64_t mem = s->arena_bytes + s->table_bytes + s->map_bytes;
+
+			if (opt.json) {
+				printf("%s{\"id\":%u,\"name\":", first ? "" : ",", s->id);
+				json_str(stdout, (const char *)s->name, s->name_len);
+				printf(",\"owner_uid\":%u,\"group_gid\":%u,\"mode\":",
+				       s->owner_uid, s->group_gid);
+				mode_words(stdout, s->mode, true);
+				printf(",\"entries\":%llu,\"bytes\":%llu,\"arena_bytes\":%llu"
+				       ",\"table_bytes\":%llu,\"map_bytes\":%llu"
+				       ",\"attached\":%u,\"mapped\":%u,\"revoked\":%s}",
+				       (unsigned long long)s->entries, (unsigned long long)s->bytes,
+				       (unsigned long long)s->arena_bytes,
+				       (unsigned long long)s->table_bytes,
+				       (unsigned long long)s->map_bytes, s->attached, s->mapped,
+				       s->flags & UNIQD_POOL_REVOKED ? "true" : "false");
+			} else {
+				printf("%10u %10u %-11s %10llu %12llu %12llu %4u %4u ",
+				       s->id, s->owner_uid, mode_word(s->mode),
+				       (unsigned long long)s->entries,
+				       (unsigned long long)s->bytes, (unsigned long long)mem,
+				       s->attached, s->mapped);
+				print_quoted(stdout, (const char *)s->name, s->name_len);
+				puts(s->flags & UNIQD_POOL_REVOKED ? " (revoked)" : "");
+			}
+			first = false;
+		}
+		start = next;
+	} while (next);
+	if (opt.json)
+		puts("]");
+	return 0;
+}
+
+/* End the pools given by id: their owner, or CAP_SYS_ADMIN. */
+static int cmd_revoke(int argc, char **argv)
+{
+	int i;
+
+	if (!argc)
+		die_usage("revoke takes one or more pool ids ('uniqdctl pools' lists them)");
+	for (i = 0; i < argc; i++) {
+		char *end;
+		unsigned long long id;
+
+		errno = 0;
+		id = strtoull(argv[i], &end, 0);
+		if (errno || end == argv[i] || *end || !id || id > UINT32_MAX)
+			die_usage("'%s' is not a pool id", argv[i]);
+		if (uniqd_revoke(opt.device, (uint32_t)id))
+			fail();
+	}
+	return 0;
 }
 
 static int cmd_stats(int argc, char **argv)
@@ -1026,6 +1115,10 @@ int main(int argc, char **argv)
 		return cmd_version(argc, argv);
 	if (!strcmp(cmd, "stats"))
 		return cmd_stats(argc, argv);
+	if (!strcmp(cmd, "pools"))
+		return cmd_pools(argc, argv);
+	if (!strcmp(cmd, "revoke"))
+		return cmd_revoke(argc, argv);
 	if (!strcmp(cmd, "classes"))
 		return cmd_classes(argc, argv);
 	if (!strcmp(cmd, "intern"))

@@ -42,7 +42,8 @@
 #define UNIQD_FEAT_STATS	(1ULL << 3)	/* STATS, CLASS_INFO */
 #define UNIQD_FEAT_BLAKE3_SHASH	(1ULL << 4)	/* "blake3" in the crypto API */
 #define UNIQD_FEAT_MAP		(1ULL << 5)	/* mmap() of an attached pool */
-#define UNIQD_FEAT_ATTACH_OWNER	(1ULL << 6)	/* ATTACH_OWNED, ATTACH_OVERRIDE */
+#define UNIQD_FEAT_ADMIN	(1ULL << 6)	/* POOLS, REVOKE */
+#define UNIQD_FEAT_ATTACH_OWNER	(1ULL << 7)	/* ATTACH_OWNED, ATTACH_OVERRIDE */
 
 struct uniqd_version {
 	__u32 abi_version;	/* out: UNIQD_ABI_VERSION */
@@ -239,6 +240,49 @@ struct uniqd_map_rec {
 	__u8 data[];
 };
 
+/*
+ * The administrator's view (UNIQD_FEAT_ADMIN): POOLS lists the pools a
+ * caller may see (every pool with CAP_SYS_ADMIN; else those it owns or may
+ * attach), by id from start_id, each element info_size bytes (the tail
+ * past the struct zeroed); REVOKE ends one (its owner, or
+ * CAP_SYS_ADMIN): its name is free at once, every later command on a file
+ * attached to it fails with EIDRM, and it is freed when the last such file
+ * and mapping are gone. Neither needs an attached file.
+ */
+#define UNIQD_POOL_REVOKED	(1U << 0)	/* pool_status.flags */
+#define UNIQD_POOLS_MAX		256		/* pools.count at most */
+
+struct uniqd_pool_status {
+	__u32 id;		/* the upper 32 bits of the pool's handles */
+	__u32 owner_uid;	/* in the caller's user namespace */
+	__u32 group_gid;	/* the creator's group (UNIQD_ATTACH_SHARE_GROUP) */
+	__u32 mode;		/* UNIQD_ATTACH_SHARE_* */
+	__u64 entries;		/* as STATS has them */
+	__u64 bytes;
+	__u64 arena_bytes;
+	__u64 table_bytes;
+	__u64 map_bytes;
+	__u32 attached;		/* files attached now */
+	__u32 mapped;		/* mappings (VMAs) of the pool now */
+	__u32 flags;		/* UNIQD_POOL_REVOKED */
+	__u32 name_len;
+	__u8 name[UNIQD_POOL_NAME_MAX];
+	__u8 reserved;		/* zero */
+};
+
+struct uniqd_pools {
+	__u64 pools;		/* in: array of count elements of info_size */
+	__u32 count;		/* in: 1..UNIQD_POOLS_MAX; out: elements filled */
+	__u32 info_size;	/* in: sizeof(struct uniqd_pool_status) up */
+	__u32 start_id;		/* in: list from this pool id up */
+	__u32 next_id;		/* out: start_id of the next call; 0: no more */
+};
+
+struct uniqd_revoke {
+	__u32 id;		/* in: the pool's id */
+	__u32 reserved;		/* zero */
+};
+
 #define UNIQD_IOC_MAGIC		0xb3
 
 #define UNIQD_IOC_VERSION	_IOR(UNIQD_IOC_MAGIC, 0x00, struct uniqd_version)
@@ -251,5 +295,7 @@ struct uniqd_map_rec {
 #define UNIQD_IOC_DIGEST	_IOWR(UNIQD_IOC_MAGIC, 0x07, struct uniqd_digest)
 #define UNIQD_IOC_STATS		_IOR(UNIQD_IOC_MAGIC, 0x08, struct uniqd_stats)
 #define UNIQD_IOC_CLASS_INFO	_IOWR(UNIQD_IOC_MAGIC, 0x09, struct uniqd_class_info)
+#define UNIQD_IOC_POOLS		_IOWR(UNIQD_IOC_MAGIC, 0x0a, struct uniqd_pools)
+#define UNIQD_IOC_REVOKE	_IOW(UNIQD_IOC_MAGIC, 0x0b, struct uniqd_revoke)
 
 #endif /* _UAPI_LINUX_UNIQD_H */
