@@ -111,6 +111,44 @@ static int recv_fd(int sock)
 	return fd;
 }
 
+/*
+ * In a new ipc namespace as uid 1000: POOLS lists its own pool but not
+ * @host_id, a SHARE_ALL pool of the host's namespace it could not attach
+ * by name. 0 if so.
+ */
+static int list_in_new_ns(__u32 host_id)
+{
+	static struct uniqd_pool_status st[UNIQD_POOLS_MAX];
+	struct uniqd_pools p;
+	int fd, own, i, n, seen_own = 0;
+	__u32 own_id;
+
+	if (unshare(CLONE_NEWIPC))
+		return 40;
+	if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000))
+		return 41;
+	own = ut_pool("ns-list-own", UNIQD_ATTACH_NEW);
+	if (own < 0)
+		return 42;
+	own_id = pool_id_of(own);
+	fd = ut_open();
+	memset(&p, 0, sizeof(p));
+	p.pools = U64P(st);
+	p.count = UNIQD_POOLS_MAX;
+	p.info_size = sizeof(st[0]);
+	p.start_id = 1;
+	if (fd < 0 || ioctl(fd, UNIQD_IOC_POOLS, &p))
+		return 43;
+	n = p.count;
+	for (i = 0; i < n; i++) {
+		if (st[i].id == host_id)
+			return 44;
+		if (st[i].id == own_id)
+			seen_own = 1;
+	}
+	return seen_own ? 0 : 45;
+}
+
 int main(void)
 {
 	__u32 id, child_id;
@@ -186,6 +224,22 @@ int main(void)
 		CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
 		      WEXITSTATUS(st) == 0, "child status %#x", st);
 		close(sv[0]);
+		close(fd);
+	}
+
+	th_case("POOLS lists only the caller's namespace (but to an admin)") {
+		int st;
+		pid_t pid;
+
+		fd = ut_pool("ns-list", UNIQD_ATTACH_NEW | UNIQD_ATTACH_SHARE_ALL);
+		CHECK(fd >= 0, "attach: %s", strerror(errno));
+		id = pool_id_of(fd);
+		fflush(stdout);
+		pid = fork();
+		if (!pid)
+			_exit(list_in_new_ns(id));
+		CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		      WEXITSTATUS(st) == 0, "child status %#x", st);
 		close(fd);
 	}
 
