@@ -110,9 +110,18 @@ static int root_with_fsuid(void *p)
 		return 101;
 	if (errno != EACCES)
 		return 102;
-	/* Back to fsuid 0: CAP_DAC_OVERRIDE is effective again. */
+	/* Asking for the override does not bring the capability back. */
+	if (!ut_attach(fd, "abi-fsuid", UNIQD_ATTACH_EXISTING | UNIQD_ATTACH_OVERRIDE))
+		return 104;
+	if (errno != EACCES)
+		return 105;
+	/* Back to fsuid 0: CAP_DAC_OVERRIDE is effective again, when asked for. */
 	setfsuid(0);
-	if (ut_attach(fd, "abi-fsuid", UNIQD_ATTACH_EXISTING))
+	if (!ut_attach(fd, "abi-fsuid", UNIQD_ATTACH_EXISTING))
+		return 106;
+	if (errno != EACCES)
+		return 107;
+	if (ut_attach(fd, "abi-fsuid", UNIQD_ATTACH_EXISTING | UNIQD_ATTACH_OVERRIDE))
 		return 103;
 	return 0;
 }
@@ -397,6 +406,15 @@ int main(void)
 		CHECK(rc == EEXIST, "NEW, no access: %d", rc);
 		rc = errno_as_1001("abi-private", 0, 0);
 		CHECK(rc == EACCES, "no access: %d", rc);
+		/* Existence, then ownership (OWNED), then access. */
+		rc = errno_as_1001("abi-private", UNIQD_ATTACH_NEW | UNIQD_ATTACH_OWNED, 0);
+		CHECK(rc == EEXIST, "NEW and OWNED: %d", rc);
+		rc = errno_as_1001("abi-private", UNIQD_ATTACH_OWNED, 0);
+		CHECK(rc == EPERM, "OWNED, no access: %d", rc);
+		rc = errno_as_1001("abi-private", UNIQD_ATTACH_OVERRIDE, 0);
+		CHECK(rc == EACCES, "OVERRIDE without the capability: %d", rc);
+		rc = errno_as_1001("abi-private", UNIQD_ATTACH_OWNED, ~0ULL);
+		CHECK(rc == EINVAL, "limit above the maximum, OWNED: %d", rc);
 		rc = errno_as_1001("abi-private", 0, ~0ULL);
 		CHECK(rc == EINVAL, "limit above the maximum, no access: %d", rc);
 		rc = errno_as_1001("abi-private", UNIQD_ATTACH_NEW, 1);

@@ -1111,6 +1111,11 @@ static int predict_attach(struct kfile *f, struct expect *x)
 	if (p) {
 		if (a->flags & UNIQD_ATTACH_NEW)
 			return EEXIST;
+		/*
+		 * Every pool of the model is ours (one process, one fsuid):
+		 * UNIQD_ATTACH_OWNED is satisfied and UNIQD_ATTACH_OVERRIDE is
+		 * never needed, so neither changes the outcome.
+		 */
 		x->att_pool = p;
 		return 0;
 	}

@@ -9,8 +9,10 @@
  * nearby, with RESOLVE and DIGEST, never returns a secret (nor its digest).
  * Handles of a pool that is gone stay dead for pools created after it.
  *
- * The other way round, a name taken by another user first: root can attach
- * it (CAP_DAC_OVERRIDE), and ATTACH says so (owner_uid, no CREATED).
+ * The other way round, a name taken by another user first: root does not
+ * join it by accident (EACCES without UNIQD_ATTACH_OVERRIDE, EPERM with
+ * UNIQD_ATTACH_OWNED); asked to, it attaches, and ATTACH says whose it is
+ * (owner_uid, no CREATED).
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
@@ -365,7 +367,10 @@ int main(void)
 		CHECK(WIFEXITED(rc) && !WEXITSTATUS(rc), "squatter: %#x", rc);
 		fd = ut_open();
 		CHECK_ERR(ut_attach(fd, "iso-squat", UNIQD_ATTACH_NEW), EEXIST);
-		CHECK_OK(ut_attach_full(fd, "iso-squat", 0, &a));
+		CHECK_ERR(ut_attach(fd, "iso-squat", 0), EACCES);
+		CHECK_ERR(ut_attach(fd, "iso-squat", UNIQD_ATTACH_OWNED |
+				    UNIQD_ATTACH_OVERRIDE), EPERM);
+		CHECK_OK(ut_attach_full(fd, "iso-squat", UNIQD_ATTACH_OVERRIDE, &a));
 		CHECK(a.owner_uid == USER && !(a.status & UNIQD_ATTACH_CREATED) && a.mode == 0,
 		      "owner %u status %u mode %u", a.owner_uid, a.status, a.mode);
 		close(fd);

@@ -2,7 +2,9 @@
 /*
  * Who may attach: the owner (the creator's fsuid), the owner group for
  * SHARE_GROUP pools (in_group_p: fsgid or a supplementary group), everyone
- * for SHARE_ALL pools, and CAP_DAC_OVERRIDE; everyone else gets EACCES.
+ * for SHARE_ALL pools, and CAP_DAC_OVERRIDE only when the caller asks with
+ * UNIQD_ATTACH_OVERRIDE; everyone else gets EACCES. UNIQD_ATTACH_OWNED
+ * refuses (EPERM) a pool someone else owns, shared or not, root included.
  */
 #define _GNU_SOURCE
 #include <linux/capability.h>
@@ -137,7 +139,7 @@ int main(void)
 		close(fd);
 	}
 
-	th_case("a user's private pool: owner yes, others no, root by capability") {
+	th_case("a user's private pool: owner yes, others no, root only by asking") {
 		/* Created with fsuid 1000: owned by user 1000. */
 		CHECK(setfsuid(1000) == 0, "setfsuid");
 		fd = ut_open();
@@ -151,16 +153,66 @@ int main(void)
 		CHECK(rc == 0, "owner: %d", rc);
 		rc = attach_as(1001, 1000, 0, NULL, "acc-user", 0, EACCES, 0);
 		CHECK(rc == 0, "uid 1001: %d", rc);
-		/* Root: CAP_DAC_OVERRIDE bypasses, like for files. */
-		fd2 = ut_pool("acc-user", UNIQD_ATTACH_EXISTING);
-		CHECK(fd2 >= 0, "root: %s", strerror(errno));
+		/* Root: CAP_DAC_OVERRIDE is no implicit key to a user's pool... */
+		rc = attach_as(0, 0, 0, NULL, "acc-user", UNIQD_ATTACH_EXISTING,
+			       EACCES, 0);
+		CHECK(rc == 0, "root without OVERRIDE: %d", rc);
+		/* ...only when asked for, like for files. */
+		fd2 = ut_pool("acc-user", UNIQD_ATTACH_EXISTING | UNIQD_ATTACH_OVERRIDE);
+		CHECK(fd2 >= 0, "root with OVERRIDE: %s", strerror(errno));
 		close(fd2);
 		{
-			struct attach_arg arg = { "acc-user", 0, EACCES, 0 };
+			struct attach_arg arg = { "acc-user", UNIQD_ATTACH_OVERRIDE,
+						  EACCES, 0 };
 
 			rc = ut_run_as(0, 0, 0, NULL, try_attach_without_cap, &arg);
 			CHECK(rc == 0, "root without CAP_DAC_OVERRIDE: %d", rc);
 		}
+		/* OVERRIDE gives a user without the capability nothing. */
+		rc = attach_as(1001, 1000, 0, NULL, "acc-user",
+			       UNIQD_ATTACH_OVERRIDE, EACCES, 0);
+		CHECK(rc == 0, "uid 1001 with OVERRIDE: %d", rc);
+		close(fd);
+	}
+
+	th_case("OWNED: only a pool the caller owns") {
+		/* A shared pool of uid 1000, which uid 1001 may join. */
+		CHECK(setfsuid(1000) == 0, "setfsuid");
+		fd = ut_open();
+		CHECK_OK(ut_attach_full(fd, "acc-owned", UNIQD_ATTACH_SHARE_ALL, &a));
+		setfsuid(0);
+		CHECK(setfsuid(0) == 0, "fsuid restored");
+		CHECK(ut_class(fd, "c") == 1, "class");
+		h = ut_s(fd, 1, "shared");
+		/* The owner: yes. */
+		rc = attach_as(1000, 1000, 0, NULL, "acc-owned",
+			       UNIQD_ATTACH_OWNED, 0, h);
+		CHECK(rc == 0, "owner: %d", rc);
+		/* Anyone else: EPERM, though the pool would admit them. */
+		rc = attach_as(1001, 1001, 0, NULL, "acc-owned",
+			       UNIQD_ATTACH_OWNED, EPERM, 0);
+		CHECK(rc == 0, "uid 1001: %d", rc);
+		rc = attach_as(0, 0, 0, NULL, "acc-owned",
+			       UNIQD_ATTACH_OWNED | UNIQD_ATTACH_OVERRIDE, EPERM, 0);
+		CHECK(rc == 0, "root: %d", rc);
+		/* NEW is checked first; an absent name is created and ours. */
+		rc = attach_as(1001, 1001, 0, NULL, "acc-owned",
+			       UNIQD_ATTACH_OWNED | UNIQD_ATTACH_NEW, EEXIST, 0);
+		CHECK(rc == 0, "NEW: %d", rc);
+		close(fd);
+		rc = attach_as(1001, 1001, 0, NULL, "acc-owned",
+			       UNIQD_ATTACH_OWNED, 0, 0);
+		CHECK(rc == 0, "absent: %d", rc);
+	}
+
+	th_case("VERSION announces OWNED and OVERRIDE") {
+		struct uniqd_version v;
+
+		fd = ut_open();
+		memset(&v, 0, sizeof(v));
+		CHECK_OK(ioctl(fd, UNIQD_IOC_VERSION, &v));
+		CHECK(v.features & UNIQD_FEAT_ATTACH_OWNER, "features %llx",
+		      (unsigned long long)v.features);
 		close(fd);
 	}
 

@@ -134,7 +134,7 @@ int main(void)
 		memset(&a, 0, sizeof(a));
 		a.name = U64P("x");
 		a.name_len = 1;
-		a.flags = 1U << 4;
+		a.flags = (UNIQD_ATTACH_FLAGS << 1) & ~UNIQD_ATTACH_FLAGS;
 		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EINVAL);
 		a.flags = ~0U;
 		CHECK_ERR(ioctl(fd, UNIQD_IOC_ATTACH, &a), EINVAL);

@@ -354,11 +354,11 @@ int main(void)
 		      "%s", r.out);
 		CHECK(strstr(r.out, "module ABI 1") != NULL, "%s", r.out);
 		/* Every feature bit the module sets has its name. */
-		CHECK(strstr(r.out, "features pools batch resolve stats blake3-shash map admin (0x7f)"),
+		CHECK(strstr(r.out, "features pools batch resolve stats blake3-shash map admin attach-owner (0xff)"),
 		      "%s", r.out);
 		CHECK(RUN(&r, "--json", "version") == 0 && json_ok(r.out), "%s", r.out);
 		CHECK(strstr(r.out, "\"abi_version\":1") && strstr(r.out, "\"pools\"") &&
-		      strstr(r.out, "\"blake3-shash\",\"map\"]"), "%s", r.out);
+		      strstr(r.out, "\"blake3-shash\",\"map\",\"admin\",\"attach-owner\"]"), "%s", r.out);
 		CHECK(RUN(&r, "--help") == 0 && strstr(r.out, "usage: uniqdctl"), "help");
 	}
 
@@ -567,6 +567,15 @@ int main(void)
 		      json_ok(r.out) && strstr(r.out, "\"errno\":13,\"errname\":\"EACCES\""),
 		      "%s", r.out);
 		CHECK(RUN_AS(&r, 1000, "--pool", "cli.private", "stats") == 0, "the owner");
+		/* Root only with --override; --owned refuses another's pool. */
+		CHECK(RUN(&r, "--pool", "cli.private", "stats") == 3 &&
+		      strstr(r.err, "(EACCES)") && strstr(r.err, "--override"), "%s", r.err);
+		CHECK(RUN(&r, "--override", "--pool", "cli.private", "stats") == 0 &&
+		      strstr(r.out, "owner uid 1000"), "%s", r.out);
+		CHECK(RUN(&r, "--owned", "--override", "--pool", "cli.private", "stats") == 3 &&
+		      strstr(r.err, "(EPERM)") && strstr(r.err, "--owned"), "%s", r.err);
+		CHECK(RUN_AS(&r, 1000, "--owned", "--pool", "cli.private", "stats") == 0,
+		      "the owner, --owned: %s", r.err);
 		CHECK(unhold(&hp) == 0, "holder exit");
 
 		CHECK(hold(&hp, 1000, "cli.shared", "--share-all") == 0, "hold shared");

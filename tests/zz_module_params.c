@@ -49,6 +49,10 @@ int main(void)
 		      "max_key_len above UNIQD_KEY_MAX loaded");
 		CHECK(sh("insmod /uniqd.ko max_pool_entries=0 2>/dev/null") != 0,
 		      "max_pool_entries=0 loaded");
+		CHECK(sh("insmod /uniqd.ko max_user_bytes=4095 2>/dev/null") != 0,
+		      "max_user_bytes=4095 loaded");
+		CHECK(sh("insmod /uniqd.ko max_user_entries=0 2>/dev/null") != 0,
+		      "max_user_entries=0 loaded");
 		CHECK(access(UNIQD_DEVICE_PATH, F_OK) != 0, "a refused load left the device");
 	}
 

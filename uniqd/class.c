@@ -16,6 +16,7 @@
 #include "keys.h"
 #include "map.h"
 #include "pool.h"
+#include "quota.h"
 #include "trace.h"
 
 /* Contents up to this long are copied to the stack, longer ones to the heap. */
@@ -140,11 +141,15 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, ret);
 		goto unlock;
 	}
+	/* The caller's users pay for the name until the pool dies. */
+	ret = uniqd_quota_charge(pool, size, 0, 0);
+	if (ret)
+		goto unreserve;
 
 	ret = -ENOMEM;
 	cls = kzalloc(sizeof(*cls), GFP_KERNEL_ACCOUNT);
 	if (!cls)
-		goto unreserve;
+		goto uncharge;
 	atomic64_set(&cls->entries, 0);
 	if (uniqd_table_init(&cls->table))
 		goto free_cls;
@@ -192,11 +197,14 @@ free_rec:
 	uniqd_rec_waste(pool, rec, arena_size, size);
 	uniqd_table_destroy(&cls->table);
 	kfree(cls);
+	uniqd_quota_uncharge(pool, size, 0);
 	goto unlock;
 free_table:
 	uniqd_table_destroy(&cls->table);
 free_cls:
 	kfree(cls);
+uncharge:
+	uniqd_quota_uncharge(pool, size, 0);
 unreserve:
 	uniqd_bytes_unreserve(pool, size);
 unlock:
@@ -240,6 +248,10 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, -EDQUOT);
 		return ERR_PTR(-EDQUOT);
 	}
+	/* The caller's users pay for the entry until the pool dies. */
+	ret = uniqd_quota_charge(pool, size, 1, 0);
+	if (ret)
+		goto unreserve;
 	ret = xa_alloc(&pool->entries, &idx, NULL,
 		       XA_LIMIT(1, pool->max_entries), GFP_KERNEL_ACCOUNT);
 	if (ret == -EBUSY) {
@@ -247,7 +259,7 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_ENTRIES, ret);
 	}
 	if (ret)
-		goto unreserve;
+		goto uncharge;
 	ret = uniqd_map_entry_new(&pool->map, idx, cls->id, buf, len, &slot);
 	if (ret)
 		goto erase;
@@ -272,6 +284,7 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 		xa_erase(&pool->entries, idx);
 		uniqd_map_entry_waste(&pool->map, &slot);
 		uniqd_rec_waste(pool, rec, sizeof(*rec), size);
+		uniqd_quota_uncharge(pool, size, 1);
 		return got;
 	}
 	atomic64_inc(&cls->entries);
@@ -287,6 +300,8 @@ waste_map:
 	uniqd_map_entry_waste(&pool->map, &slot);
 erase:
 	xa_erase(&pool->entries, idx);
+uncharge:
+	uniqd_quota_uncharge(pool, size, 1);
 unreserve:
 	uniqd_bytes_unreserve(pool, size);
 	return ERR_PTR(ret);

@@ -57,7 +57,7 @@ static int uniqd_ioc_version(struct uniqd_file *uf, struct uniqd_pool *pool,
 	v->max_key_len = uniqd_max_key_len;
 	v->features = UNIQD_FEAT_POOLS | UNIQD_FEAT_BATCH |
 		      UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS | UNIQD_FEAT_MAP |
-		      UNIQD_FEAT_ADMIN;
+		      UNIQD_FEAT_ADMIN | UNIQD_FEAT_ATTACH_OWNER;
 	if (uniqd_have_blake3_shash)
 		v->features |= UNIQD_FEAT_BLAKE3_SHASH;
 	v->max_pool_name = UNIQD_POOL_NAME_MAX;

@@ -15,6 +15,7 @@
 #include "keys.h"
 #include "map.h"
 #include "pool.h"
+#include "quota.h"
 #include "trace.h"
 #include "uniqd.h"
 
@@ -96,6 +97,8 @@ unregister:
 static void __exit uniqd_exit(void)
 {
 	misc_deregister(&uniqd_misc);
+	/* Every pool gave back what it charged: no user is left. */
+	WARN_ON(!uniqd_quota_idle());
 	/* Last: no pool, hence no tfm, is left. */
 	uniqd_blake3_shash_unregister();
 }

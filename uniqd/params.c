@@ -9,7 +9,9 @@
 #include <linux/errno.h>
 #include <linux/init.h>
 #include <linux/moduleparam.h>
+#include <linux/kernel.h>
 #include <linux/printk.h>
+#include <linux/sysfs.h>
 
 #include "blake3_shash.h"
 #include "uniqd.h"
@@ -23,10 +25,75 @@ unsigned int uniqd_max_pools = 1024;
 module_param_named(max_pools, uniqd_max_pools, uint, 0444);
 MODULE_PARM_DESC(max_pools, "Pools that may exist at once (1..65536, default 1024)");
 
+/*
+ * The per-user quotas (quota.c) may also be changed at runtime by root
+ * (/sys/module/uniqd/parameters/, 0644). A write is parsed and checked
+ * against the parameter's bounds before it is stored; quota.c reads each
+ * with READ_ONCE() once per check. A quota lowered below what a user holds
+ * refuses that user's growth until enough of its pools are gone.
+ */
+struct uniqd_bounded {
+	void *val;		/* unsigned int or unsigned long long */
+	bool is_uint;
+	unsigned long long min, max;
+};
+
+static int uniqd_bounded_set(const char *buf, const struct kernel_param *kp)
+{
+	const struct uniqd_bounded *b = kp->arg;
+	unsigned long long v;
+	int ret;
+
+	ret = kstrtoull(buf, 0, &v);
+	if (ret)
+		return ret;
+	if (v < b->min || v > b->max)
+		return -EINVAL;
+	if (b->is_uint)
+		WRITE_ONCE(*(unsigned int *)b->val, v);
+	else
+		WRITE_ONCE(*(unsigned long long *)b->val, v);
+	return 0;
+}
+
+static int uniqd_bounded_get(char *buf, const struct kernel_param *kp)
+{
+	const struct uniqd_bounded *b = kp->arg;
+
+	if (b->is_uint)
+		return sysfs_emit(buf, "%u\n", READ_ONCE(*(unsigned int *)b->val));
+	return sysfs_emit(buf, "%llu\n",
+			  READ_ONCE(*(unsigned long long *)b->val));
+}
+
+static const struct kernel_param_ops uniqd_bounded_ops = {
+	.set = uniqd_bounded_set,
+	.get = uniqd_bounded_get,
+};
+
 unsigned int uniqd_max_user_pools = 128;
-module_param_named(max_user_pools, uniqd_max_user_pools, uint, 0444);
+static struct uniqd_bounded uniqd_max_user_pools_b = {
+	&uniqd_max_user_pools, true, 1, UNIQD_MAX_POOLS_LIMIT,
+};
+module_param_cb(max_user_pools, &uniqd_bounded_ops, &uniqd_max_user_pools_b, 0644);
 MODULE_PARM_DESC(max_user_pools,
-		 "Pools one owner uid may have at once (1..max_pools, default 128)");
+		 "Pools one user may have created and alive at once, charged up its user namespaces (1..max_pools, default 128)");
+
+unsigned long long uniqd_max_user_bytes = 256ULL << 20;
+static struct uniqd_bounded uniqd_max_user_bytes_b = {
+	&uniqd_max_user_bytes, false, UNIQD_MIN_BYTES_LIMIT, UNIQD_MAX_BYTES_LIMIT,
+};
+module_param_cb(max_user_bytes, &uniqd_bounded_ops, &uniqd_max_user_bytes_b, 0644);
+MODULE_PARM_DESC(max_user_bytes,
+		 "Arena bytes one user's calls may have added to all pools alive, charged up its user namespaces (4096..2^40, default 256 MiB)");
+
+unsigned long long uniqd_max_user_entries = 1ULL << 21;
+static struct uniqd_bounded uniqd_max_user_entries_b = {
+	&uniqd_max_user_entries, false, 1, UNIQD_MAX_USER_ENTRIES_LIMIT,
+};
+module_param_cb(max_user_entries, &uniqd_bounded_ops, &uniqd_max_user_entries_b, 0644);
+MODULE_PARM_DESC(max_user_entries,
+		 "Entries one user's calls may have added to all pools alive, charged up its user namespaces (1..2^32, default 2^21)");
 
 unsigned long long uniqd_max_pool_bytes = 1ULL << 30;
 module_param_named(max_pool_bytes, uniqd_max_pool_bytes, ullong, 0444);

@@ -2,27 +2,33 @@
 /*
  * uniqd: pools and the global registry of them.
  *
- * Pool names are global to the module. A pool lives while a file is
- * attached to it: each attached file holds one reference, and the last
- * release takes the registry mutex as it drops to zero
- * (refcount_dec_and_mutex_lock()), so ATTACH never finds a dying pool.
+ * Pool names are scoped like SysV IPC keys: one name space per ipc
+ * namespace, the one of the process that creates the pool, which the pool
+ * pins (see Documentation/design.rst, "Pool names and namespaces"). A pool
+ * lives while a file is attached to it: each attached file holds one
+ * reference, and the last release takes the registry mutex as it drops to
+ * zero (refcount_dec_and_mutex_lock()), so ATTACH never finds a dying pool.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/err.h>
+#include <linux/hash.h>
 #include <linux/hashtable.h>
+#include <linux/ipc_namespace.h>
 #include <linux/jhash.h>
+#include <linux/nsproxy.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
 #include "keys.h"
 #include "pool.h"
+#include "quota.h"
 #include "trace.h"
 
-/* The registry: every live pool by name, and the id of the next one. */
+/* The registry: every live pool by (ipc namespace, name), and the id of the next one. */
 static DEFINE_MUTEX(uniqd_pools_mutex);
 static DEFINE_HASHTABLE(uniqd_pools, 8);
 static unsigned int uniqd_nr_pools;
@@ -33,56 +39,74 @@ static unsigned int uniqd_nr_pools;
  */
 static DEFINE_XARRAY_ALLOC1(uniqd_pool_ids);
 static u32 uniqd_next_pool_id = 1;
-/* Pools each owner has now (kuid -> xa_mk_value(count)), for max_user_pools. */
-static DEFINE_XARRAY(uniqd_user_pools);
 
-static u32 uniqd_name_hash(const u8 *name, u32 len)
+static u32 uniqd_name_hash(const struct ipc_namespace *ns, const u8 *name,
+			   u32 len)
 {
-	return jhash(name, len, 0);
+	return jhash(name, len, hash_ptr(ns, 32));
 }
 
-static struct uniqd_pool *uniqd_pool_find(const u8 *name, u32 len)
+/* The caller's ipc namespace: current's own nsproxy needs no lock. */
+static struct ipc_namespace *uniqd_current_ipc_ns(void)
+{
+	return current->nsproxy->ipc_ns;
+}
+
+/*
+ * Where the kernel exports put_ipc_ns() (6.12; not Debian's 6.1), a pool
+ * pins its namespace, so a namespace's address names it while a pool of it
+ * lives. Elsewhere the pool keeps the address and the namespace's inode
+ * number unpinned: see design.rst for what that leaves open.
+ */
+#ifdef UNIQD_HAVE_PUT_IPC_NS
+static struct ipc_namespace *uniqd_ipc_ns_get(struct ipc_namespace *ns)
+{
+	return get_ipc_ns(ns);
+}
+
+static void uniqd_ipc_ns_put(struct ipc_namespace *ns)
+{
+	put_ipc_ns(ns);
+}
+#else
+static struct ipc_namespace *uniqd_ipc_ns_get(struct ipc_namespace *ns)
+{
+	return ns;
+}
+
+static void uniqd_ipc_ns_put(struct ipc_namespace *ns)
+{
+}
+#endif
+
+static bool uniqd_pool_in_ns(const struct uniqd_pool *pool,
+			     const struct ipc_namespace *ns)
+{
+	return pool->ipc_ns == ns && pool->ipc_ns_inum == ns->ns.inum;
+}
+
+static struct uniqd_pool *uniqd_pool_find(const struct ipc_namespace *ns,
+					  const u8 *name, u32 len)
 {
 	struct uniqd_pool *pool;
 
 	lockdep_assert_held(&uniqd_pools_mutex);
 	hash_for_each_possible(uniqd_pools, pool, node,
-			       uniqd_name_hash(name, len)) {
-		if (pool->name_len == len && !memcmp(pool->name, name, len))
+			       uniqd_name_hash(ns, name, len)) {
+		if (uniqd_pool_in_ns(pool, ns) && pool->name_len == len &&
+		    !memcmp(pool->name, name, len))
 			return pool;
 	}
 	return NULL;
 }
 
-static unsigned long uniqd_user_pools_count(kuid_t uid)
-{
-	void *v = xa_load(&uniqd_user_pools, __kuid_val(uid));
-
-	return v ? xa_to_value(v) : 0;
-}
-
-/* Count one more pool for @uid; fails only on -ENOMEM. */
-static int uniqd_user_pools_inc(kuid_t uid)
-{
-	unsigned long n = uniqd_user_pools_count(uid) + 1;
-
-	return xa_err(xa_store(&uniqd_user_pools, __kuid_val(uid),
-			       xa_mk_value(n), GFP_KERNEL));
-}
-
-static void uniqd_user_pools_dec(kuid_t uid)
-{
-	unsigned long n = uniqd_user_pools_count(uid);
-
-	if (n <= 1)
-		xa_erase(&uniqd_user_pools, __kuid_val(uid));
-	else	/* Replacing a present value allocates nothing. */
-		xa_store(&uniqd_user_pools, __kuid_val(uid), xa_mk_value(n - 1),
-			 GFP_NOWAIT);
-}
-
-/* Like a file: owner, then group if shared with it, then everyone. */
-static bool uniqd_pool_may_attach(const struct uniqd_pool *pool)
+/*
+ * Like a file: owner, then group if shared with it, then everyone. Unlike
+ * a file, CAP_DAC_OVERRIDE admits only a caller that asks for it
+ * (UNIQD_ATTACH_OVERRIDE): root's tools must not join a user's private
+ * pool by accident, under a name that user chose.
+ */
+static bool uniqd_pool_may_attach(const struct uniqd_pool *pool, u32 flags)
 {
 	if (uid_eq(current_fsuid(), pool->owner))
 		return true;
@@ -90,12 +114,14 @@ static bool uniqd_pool_may_attach(const struct uniqd_pool *pool)
 		return true;
 	if ((pool->mode & UNIQD_ATTACH_SHARE_GROUP) && in_group_p(pool->group))
 		return true;
-	return capable(CAP_DAC_OVERRIDE);
+	return (flags & UNIQD_ATTACH_OVERRIDE) && capable(CAP_DAC_OVERRIDE);
 }
 
 /* Frees what uniqd_pool_new() got, complete or not. */
 static void uniqd_pool_free(struct uniqd_pool *pool)
 {
+	/* Everything it charged to anyone, the pool itself included. */
+	uniqd_quota_release(pool);
 	uniqd_classes_free(pool);
 	xa_destroy(&pool->entries);
 	uniqd_table_destroy(&pool->names);
@@ -107,6 +133,8 @@ static void uniqd_pool_free(struct uniqd_pool *pool)
 		uniqd_keys_tfm_free(pool->digest_tfm);
 	free_percpu(pool->stats);
 	mutex_destroy(&pool->class_mutex);
+	if (pool->ipc_ns)
+		uniqd_ipc_ns_put(pool->ipc_ns);
 	kfree(pool);
 }
 
@@ -120,6 +148,7 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 		return ERR_PTR(-ENOMEM);
 	refcount_set(&pool->ref, 1);
 	INIT_HLIST_NODE(&pool->node);
+	INIT_LIST_HEAD(&pool->charges);
 	pool->owner = current_fsuid();
 	pool->group = current_fsgid();
 	pool->mode = req->flags &
@@ -137,7 +166,13 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	atomic_set(&pool->nr_classes, 0);
 	pool->name_len = req->name_len;
 	memcpy(pool->name, req->name, req->name_len);
+	pool->ipc_ns = uniqd_ipc_ns_get(req->ipc_ns);
+	pool->ipc_ns_inum = req->ipc_ns->ns.inum;
 
+	/* The pool counts against max_user_pools of its creator's chain. */
+	ret = uniqd_quota_charge(pool, 0, 0, 1);
+	if (ret)
+		goto fail;
 	ret = uniqd_map_init(&pool->map, pool->max_bytes, pool->max_entries);
 	if (ret)
 		goto fail;
@@ -176,11 +211,15 @@ static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
 
 	lockdep_assert_held(&uniqd_pools_mutex);
 	*poolp = NULL;
-	pool = uniqd_pool_find(req->name, req->name_len);
+	pool = uniqd_pool_find(req->ipc_ns, req->name, req->name_len);
 	if (pool) {
 		if (req->flags & UNIQD_ATTACH_NEW)
 			return -EEXIST;
-		if (!uniqd_pool_may_attach(pool))
+		/* Someone else took the name: not the pool the caller meant. */
+		if ((req->flags & UNIQD_ATTACH_OWNED) &&
+		    !uid_eq(current_fsuid(), pool->owner))
+			return -EPERM;
+		if (!uniqd_pool_may_attach(pool, req->flags))
 			return -EACCES;
 		refcount_inc(&pool->ref);
 		*poolp = pool;
@@ -192,11 +231,7 @@ static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
 		trace_uniqd_refuse(0, UNIQD_LIMIT_POOLS, -ENOSPC);
 		return -ENOSPC;
 	}
-	/* One user must not take every pool from the others. */
-	if (uniqd_user_pools_count(current_fsuid()) >= uniqd_max_user_pools) {
-		trace_uniqd_refuse(0, UNIQD_LIMIT_USER_POOLS, -EDQUOT);
-		return -EDQUOT;
-	}
+	/* max_user_pools is charged when the pool is made (quota.c). */
 	return 0;
 }
 
@@ -211,13 +246,14 @@ static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
  * are made again when the mutex is back, so a racing ATTACH of the same
  * name sees one pool, and the loser frees its unused one.
  */
-int uniqd_pool_attach(const struct uniqd_attach_req *req,
+int uniqd_pool_attach(struct uniqd_attach_req *req,
 		      struct uniqd_pool **poolp, bool *created)
 {
 	struct uniqd_pool *pool, *fresh;
 	int ret;
 
 	*created = false;
+	req->ipc_ns = uniqd_current_ipc_ns();
 	mutex_lock(&uniqd_pools_mutex);
 	ret = uniqd_pool_lookup(req, &pool);
 	mutex_unlock(&uniqd_pools_mutex);
@@ -232,27 +268,22 @@ int uniqd_pool_attach(const struct uniqd_attach_req *req,
 	ret = uniqd_pool_lookup(req, &pool);
 	if (ret || pool)
 		goto unlock_free;
-	ret = uniqd_user_pools_inc(fresh->owner);
-	if (ret)
-		goto unlock_free;
 	ret = xa_alloc_cyclic(&uniqd_pool_ids, &fresh->id, fresh,
 			      XA_LIMIT(1, U32_MAX), &uniqd_next_pool_id,
 			      GFP_KERNEL);
 	if (ret < 0)
-		goto undo_user;
+		goto unlock_free;
 	ret = 0;	/* 1 only says the ids wrapped */
 	/* Before anyone can map it: handles are handle_base | idx. */
 	fresh->map.hdr->handle_base = uniqd_handle(fresh, 0);
 	hash_add(uniqd_pools, &fresh->node,
-		 uniqd_name_hash(fresh->name, fresh->name_len));
+		 uniqd_name_hash(fresh->ipc_ns, fresh->name, fresh->name_len));
 	uniqd_nr_pools++;
 	mutex_unlock(&uniqd_pools_mutex);
 	*created = true;
 	*poolp = fresh;
 	return 0;
 
-undo_user:
-	uniqd_user_pools_dec(fresh->owner);
 unlock_free:
 	mutex_unlock(&uniqd_pools_mutex);
 	uniqd_pool_free(fresh);
@@ -269,7 +300,6 @@ void uniqd_pool_put(struct uniqd_pool *pool)
 		return;
 	hash_del(&pool->node);
 	uniqd_nr_pools--;
-	uniqd_user_pools_dec(pool->owner);
 	xa_erase(&uniqd_pool_ids, pool->id);
 	mutex_unlock(&uniqd_pools_mutex);
 	trace_uniqd_pool_destroy(pool->id, atomic64_read(&pool->nr_entries),
@@ -310,10 +340,18 @@ void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
 	uniqd_map_stats(&pool->map, st);
 }
 
-/* May the caller see @pool in POOLS? Its owner, those who may attach, admins. */
+/*
+ * May the caller see @pool in POOLS? Admins see every pool; anyone else
+ * only those of its own ipc namespace (where it could ATTACH them by name)
+ * that it owns or may attach.
+ */
 static bool uniqd_pool_visible(const struct uniqd_pool *pool, bool admin)
 {
-	if (admin || uid_eq(current_fsuid(), pool->owner))
+	if (admin)
+		return true;
+	if (!uniqd_pool_in_ns(pool, uniqd_current_ipc_ns()))
+		return false;
+	if (uid_eq(current_fsuid(), pool->owner))
 		return true;
 	if (pool->mode & UNIQD_ATTACH_SHARE_ALL)
 		return true;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * uniqd: pools, the global registry of them, and their classes.
+ * uniqd: pools, the registry of them (per ipc namespace), and their classes.
  */
 #ifndef UNIQD_POOL_H
 #define UNIQD_POOL_H
@@ -19,6 +19,7 @@
 #include "uniqd.h"
 
 struct crypto_shash;
+struct ipc_namespace;
 
 /*
  * A class: its name record and its level-2 table of contents. Published
@@ -44,6 +45,9 @@ struct uniqd_pool {
 	kuid_t owner;
 	kgid_t group;
 	u32 mode;			/* UNIQD_ATTACH_SHARE_* */
+	/* The name's scope: pinned where put_ipc_ns() is exported. */
+	struct ipc_namespace *ipc_ns;
+	unsigned int ipc_ns_inum;
 	/*
 	 * REVOKE: out of the registry (set under uniqd_pools_mutex, never
 	 * cleared); the commands of attached files fail with -EIDRM.
@@ -69,6 +73,8 @@ struct uniqd_pool {
 	atomic64_t content_bytes;
 	atomic_t nr_classes;
 	struct uniqd_pcpu_stats __percpu *stats;
+	/* struct uniqd_charge: what it charged to whom, under uniqd_quota_lock */
+	struct list_head charges;
 
 	u32 name_len;
 	u8 name[UNIQD_POOL_NAME_MAX];
@@ -81,6 +87,7 @@ static inline u64 uniqd_handle(const struct uniqd_pool *pool, u32 idx)
 }
 
 struct uniqd_attach_req {
+	struct ipc_namespace *ipc_ns;	/* set by uniqd_pool_attach() */
 	const u8 *name;
 	u32 name_len;
 	u32 flags;
@@ -89,7 +96,7 @@ struct uniqd_attach_req {
 	u32 max_classes;
 };
 
-int uniqd_pool_attach(const struct uniqd_attach_req *req,
+int uniqd_pool_attach(struct uniqd_attach_req *req,
 		      struct uniqd_pool **poolp, bool *created);
 void uniqd_pool_put(struct uniqd_pool *pool);
 void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st);

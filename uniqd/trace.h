@@ -26,6 +26,8 @@
 #define UNIQD_LIMIT_CLASSES	3	/* the pool's max_classes: -EDQUOT */
 #define UNIQD_LIMIT_ENTRIES	4	/* the pool's max_entries: -EDQUOT */
 #define UNIQD_LIMIT_BYTES	5	/* the pool's max_bytes: -EDQUOT */
+#define UNIQD_LIMIT_USER_BYTES	6	/* max_user_bytes: -EDQUOT */
+#define UNIQD_LIMIT_USER_ENTRIES 7	/* max_user_entries: -EDQUOT */
 
 /* Pool names in events: 63 bytes at most, printable ASCII, else '?'. */
 #define UNIQD_TRACE_NAME	64
@@ -209,7 +211,9 @@ TRACE_EVENT(uniqd_refuse,
 				   { UNIQD_LIMIT_USER_POOLS, "max_user_pools" },
 				   { UNIQD_LIMIT_CLASSES, "max_classes" },
 				   { UNIQD_LIMIT_ENTRIES, "max_entries" },
-				   { UNIQD_LIMIT_BYTES, "max_bytes" }),
+				   { UNIQD_LIMIT_BYTES, "max_bytes" },
+				   { UNIQD_LIMIT_USER_BYTES, "max_user_bytes" },
+				   { UNIQD_LIMIT_USER_ENTRIES, "max_user_entries" }),
 		  __entry->err)
 );
 

@@ -19,13 +19,16 @@ struct uniqd_file {
 	struct mutex attach_lock;	/* serialises ATTACH on this file */
 };
 
-/* Module parameters (params.c), read-only after load. */
+/* Module parameters (params.c), read-only after load... */
 extern unsigned int uniqd_max_pools;
-extern unsigned int uniqd_max_user_pools;
 extern unsigned long long uniqd_max_pool_bytes;
 extern unsigned long long uniqd_max_pool_entries;
 extern unsigned int uniqd_max_pool_classes;
 extern unsigned int uniqd_max_key_len;
+/* ...but for the per-user quotas: 0644, read them with READ_ONCE(). */
+extern unsigned int uniqd_max_user_pools;
+extern unsigned long long uniqd_max_user_bytes;
+extern unsigned long long uniqd_max_user_entries;
 
 /* The module registered "blake3" with the crypto API (UNIQD_FEAT_BLAKE3_SHASH). */
 extern bool uniqd_have_blake3_shash;
@@ -36,6 +39,7 @@ extern bool uniqd_have_blake3_shash;
 #define UNIQD_MAX_CLASSES_LIMIT		BIT(20)
 #define UNIQD_MAX_BYTES_LIMIT		BIT_ULL(40)
 #define UNIQD_MIN_BYTES_LIMIT		4096ULL
+#define UNIQD_MAX_USER_ENTRIES_LIMIT	BIT_ULL(32)
 
 /*
  * An unknown class id gets -EBADSLT ("invalid slot"): it is never a miss

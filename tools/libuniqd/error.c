@@ -114,8 +114,9 @@ const char *uniqd_strerror(int errnum)
 	case ENOENT:
 		return "not found (no such pool, class name, entry or handle; or no /dev/uniqd)";
 	case EACCES:
-	case EPERM:
 		return "access denied: the pool is private to its owner (or its owner's group)";
+	case EPERM:
+		return "not permitted: the pool belongs to another user (or the device's permissions exclude you)";
 	case EEXIST:
 		return "the pool exists already";
 	case EINVAL:
@@ -127,7 +128,7 @@ const char *uniqd_strerror(int errnum)
 	case E2BIG:
 		return "more keys in one batch than the module takes";
 	case EDQUOT:
-		return "a limit of the pool is reached (max_entries, max_bytes or max_classes)";
+		return "a limit of the pool (max_entries, max_bytes or max_classes) or of the user (max_user_*) is reached";
 	case ENOSPC:
 		return "the module's limit on pools (max_pools) is reached";
 	case ENOMEM:
@@ -306,8 +307,11 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 			     LIBUNIQD_VERSION_STRING, UNIQD_ABI_VERSION);
 		return;
 	case UQ_CALL_ATTACH:
-		if (e == EACCES || e == EPERM)
-			HINT("the pool belongs to another user (you are uid %u) and is not shared with you; ask its owner to create it shared (uniqdctl --share-group or --share-all; UNIQD_OPEN_SHARE_GROUP or UNIQD_OPEN_SHARE_ALL), or use another pool name",
+		if (e == EPERM)
+			HINT("a pool of this name exists and belongs to another user, and only a pool of your own (uid %u) was asked for (UNIQD_OPEN_OWNED, uniqdctl --owned); someone may have taken the name first: use another pool name",
+			     (unsigned int)geteuid());
+		else if (e == EACCES)
+			HINT("the pool belongs to another user (you are uid %u) and is not shared with you; ask its owner to create it shared (uniqdctl --share-group or --share-all; UNIQD_OPEN_SHARE_GROUP or UNIQD_OPEN_SHARE_ALL), or use another pool name (root: CAP_DAC_OVERRIDE counts only with UNIQD_OPEN_OVERRIDE, uniqdctl --override)",
 			     (unsigned int)geteuid());
 		else if (e == ENOENT)
 			HINT("no pool of that name exists; it lives only while a process holds it open (uniqdctl hold), or open it without 'existing' to create it");
@@ -321,7 +325,7 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 		else if (e == ENOSPC)
 			HINT("the module's limit on pools is reached (module parameter max_pools; see /sys/module/uniqd/parameters/max_pools)");
 		else if (e == EDQUOT)
-			HINT("this user owns max_user_pools pools already; close some (see /sys/module/uniqd/parameters/max_user_pools)");
+			HINT("this user (or the owner of its user namespace) has max_user_pools pools already; close some (see /sys/module/uniqd/parameters/max_user_pools)");
 		break;
 	case UQ_CALL_CLASS:
 	case UQ_CALL_CLASS_FIND:
@@ -341,7 +345,7 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 			HINT("class %llu is not registered in this pool (class ids are per pool)",
 			     (unsigned long long)l->num);
 		else if (e == EDQUOT)
-			HINT("the pool is full (its max_entries or max_bytes); create it with larger limits");
+			HINT("the pool is full (its max_entries or max_bytes), or this user's quota across all pools is (max_user_entries, max_user_bytes in /sys/module/uniqd/parameters; what a user added stays charged until its pool is gone)");
 		else if (e == EMSGSIZE && l->limit)
 			HINT("a key is at most %llu bytes here (module parameter max_key_len)",
 			     (unsigned long long)l->limit);

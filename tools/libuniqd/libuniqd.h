@@ -51,6 +51,8 @@ typedef struct uniqd_pool uniqd_pool;
 #define UNIQD_OPEN_NEW		(1U << 1)	/* EEXIST if the pool is present */
 #define UNIQD_OPEN_SHARE_GROUP	(1U << 2)	/* a new pool: our group may attach */
 #define UNIQD_OPEN_SHARE_ALL	(1U << 3)	/* a new pool: anyone may attach */
+#define UNIQD_OPEN_OWNED	(1U << 4)	/* EPERM if the pool is another user's */
+#define UNIQD_OPEN_OVERRIDE	(1U << 5)	/* use CAP_DAC_OVERRIDE to attach */
 #define UNIQD_OPEN_NOCACHE	(1U << 16)	/* bypass the per-thread cache */
 #define UNIQD_OPEN_NOMAP	(1U << 17)	/* do not map the pool (also: UNIQD_NOMAP=1) */
 

@@ -7,11 +7,13 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
 #define UQ_OPEN_FLAGS (UNIQD_OPEN_EXISTING | UNIQD_OPEN_NEW | \
 		       UNIQD_OPEN_SHARE_GROUP | UNIQD_OPEN_SHARE_ALL | \
+		       UNIQD_OPEN_OWNED | UNIQD_OPEN_OVERRIDE | \
 		       UNIQD_OPEN_NOCACHE | UNIQD_OPEN_NOMAP)
 
 /* The library flags are the kernel's where they overlap. */
@@ -19,6 +21,8 @@ _Static_assert(UNIQD_OPEN_EXISTING == UNIQD_ATTACH_EXISTING, "flag");
 _Static_assert(UNIQD_OPEN_NEW == UNIQD_ATTACH_NEW, "flag");
 _Static_assert(UNIQD_OPEN_SHARE_GROUP == UNIQD_ATTACH_SHARE_GROUP, "flag");
 _Static_assert(UNIQD_OPEN_SHARE_ALL == UNIQD_ATTACH_SHARE_ALL, "flag");
+_Static_assert(UNIQD_OPEN_OWNED == UNIQD_ATTACH_OWNED, "flag");
+_Static_assert(UNIQD_OPEN_OVERRIDE == UNIQD_ATTACH_OVERRIDE, "flag");
 
 static uint64_t uq_serial_counter;
 
@@ -104,6 +108,7 @@ uniqd_pool *uniqd_open_ex(const char *device, const void *name,
 	struct uq_failure f = { .name = name, .name_len = name_len, .device = dev };
 	struct uniqd_attach a;
 	struct uniqd_pool *p;
+	bool old_module;
 	const char *env;
 	int err;
 
@@ -158,6 +163,13 @@ uniqd_pool *uniqd_open_ex(const char *device, const void *name,
 	a.name = (uintptr_t)name;
 	a.name_len = (uint32_t)name_len;
 	a.flags = flags & UNIQD_ATTACH_FLAGS;
+	/*
+	 * A module before UNIQD_FEAT_ATTACH_OWNER refuses the two flags: it
+	 * always let CAP_DAC_OVERRIDE in, and OWNED is checked below.
+	 */
+	old_module = !(p->info.device.features & UNIQD_FEAT_ATTACH_OWNER);
+	if (old_module)
+		a.flags &= ~(UNIQD_ATTACH_OWNED | UNIQD_ATTACH_OVERRIDE);
 	if (limits) {
 		a.max_bytes = limits->max_bytes;
 		a.max_entries = limits->max_entries;
@@ -173,6 +185,11 @@ uniqd_pool *uniqd_open_ex(const char *device, const void *name,
 	p->info.owner_uid = a.owner_uid;
 	p->info.mode = a.mode;
 	p->info.created = !!(a.status & UNIQD_ATTACH_CREATED);
+	if (old_module && (flags & UNIQD_OPEN_OWNED) && a.owner_uid != (__u32)geteuid()) {
+		errno = EPERM;
+		uq_fail(UQ_CALL_ATTACH, errno, &f);
+		goto close_fd;
+	}
 
 	if (pthread_mutex_init(&p->class_lock, NULL)) {
 		uq_fail(UQ_CALL_MEMORY, ENOMEM, &f);

@@ -9,8 +9,9 @@
 # "system" is not a kernel but the full-system guest (system.sh): Debian's
 # packages installed in a Debian 12 root that boots on 6.12.
 #
-# UNIQD_KERNELS sets the default kernel list. Results land in
-# build/results/<kernel>/ (console.log is the guest's whole log).
+# UNIQD_KERNELS sets the default kernel list. UNIQD_TESTS="pool_ns pool_access"
+# runs only those test programs in the VMs (the inner loop of one change).
+# Results land in build/results/<kernel>/ (console.log is the guest's whole log).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
@@ -43,7 +44,8 @@ else
 	say "not ok host:build.userspace: see $R/host/userspace.log"
 fi
 
-if [ "$mode" = check ]; then
+# A subset run (UNIQD_TESTS) skips the install and package checks.
+if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 	"$top/tools/testing/native.sh" "$B/native" >> "$host"
 	# make install into a staging DESTDIR, and dkms build for 6.1 and 6.12.
 	"$top/tools/install-check.sh" >> "$host" 2>"$R/host/install-check.log"
@@ -97,6 +99,15 @@ while read -r name rel img kdir; do
 		for t in $(grep -v '^#' "$top/tools/testing/vm/smoke-tests.txt"); do
 			cp "$progs/$t" "$kprogs/" 2>/dev/null ||
 				say "not ok host:smoke.$t: no test program $progs/$t"
+		done
+	fi
+	if [ -n "${UNIQD_TESTS:-}" ] && [ "$mode" = check ]; then
+		kprogs=$B/tests-subset
+		rm -rf "$kprogs"
+		mkdir -p "$kprogs"
+		for t in $UNIQD_TESTS; do
+			cp "$progs/$t" "$kprogs/" 2>/dev/null ||
+				say "not ok host:subset.$t: no test program $progs/$t"
 		done
 	fi
 	args=(--mode "$mode" --module "$out/src/uniqd.ko" --progs "$kprogs" --tools "$B/static-bin")

@@ -90,6 +90,9 @@ static void usage(FILE *f)
 "  -n, --new            fail if the pool exists\n"
 "      --share-group    a pool created now admits its creator's group\n"
 "      --share-all      a pool created now admits everyone\n"
+"      --owned          fail (EPERM) if the pool exists and is another user's\n"
+"      --override       root: attach to another user's private pool\n"
+"                       (CAP_DAC_OVERRIDE counts only when asked for)\n"
 "      --max-bytes N, --max-entries N, --max-classes N\n"
 "                       limits of a pool created now (0: the module's)\n"
 "      --seconds N      hold: release after N seconds\n"
@@ -424,6 +427,7 @@ static void read_keys(struct keys *k, int argc, char **argv)
 /* UNIQD_FEAT_* bit i is named feature_names[i]; a bit beyond is "bitN". */
 static const char *const feature_names[] = {
 	"pools", "batch", "resolve", "stats", "blake3-shash", "map", "admin",
+	"attach-owner",
 };
 
 static void print_feature(unsigned int bit, const char *before)
@@ -1020,7 +1024,7 @@ static uint64_t parse_u64(const char *name, const char *s)
 int main(int argc, char **argv)
 {
 	enum { O_SHARE_GROUP = 256, O_SHARE_ALL, O_MAX_BYTES, O_MAX_ENTRIES,
-	       O_MAX_CLASSES, O_SECONDS, O_RAW, O_STRICT };
+	       O_MAX_CLASSES, O_SECONDS, O_RAW, O_STRICT, O_OWNED, O_OVERRIDE };
 	static const struct option longopts[] = {
 		{ "pool", required_argument, NULL, 'p' },
 		{ "class", required_argument, NULL, 'c' },
@@ -1032,6 +1036,8 @@ int main(int argc, char **argv)
 		{ "new", no_argument, NULL, 'n' },
 		{ "share-group", no_argument, NULL, O_SHARE_GROUP },
 		{ "share-all", no_argument, NULL, O_SHARE_ALL },
+		{ "owned", no_argument, NULL, O_OWNED },
+		{ "override", no_argument, NULL, O_OVERRIDE },
 		{ "max-bytes", required_argument, NULL, O_MAX_BYTES },
 		{ "max-entries", required_argument, NULL, O_MAX_ENTRIES },
 		{ "max-classes", required_argument, NULL, O_MAX_CLASSES },
@@ -1064,6 +1070,8 @@ int main(int argc, char **argv)
 		case 'n': opt.create_new = true; break;
 		case O_SHARE_GROUP: opt.share |= UNIQD_OPEN_SHARE_GROUP; break;
 		case O_SHARE_ALL: opt.share |= UNIQD_OPEN_SHARE_ALL; break;
+		case O_OWNED: opt.share |= UNIQD_OPEN_OWNED; break;
+		case O_OVERRIDE: opt.share |= UNIQD_OPEN_OVERRIDE; break;
 		case O_MAX_BYTES: opt.limits.max_bytes = parse_u64("--max-bytes", optarg); break;
 		case O_MAX_ENTRIES: opt.limits.max_entries = parse_u64("--max-entries", optarg); break;
 		case O_MAX_CLASSES: {

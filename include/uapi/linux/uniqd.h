@@ -43,6 +43,7 @@
 #define UNIQD_FEAT_BLAKE3_SHASH	(1ULL << 4)	/* "blake3" in the crypto API */
 #define UNIQD_FEAT_MAP		(1ULL << 5)	/* mmap() of an attached pool */
 #define UNIQD_FEAT_ADMIN	(1ULL << 6)	/* POOLS, REVOKE */
+#define UNIQD_FEAT_ATTACH_OWNER	(1ULL << 7)	/* ATTACH_OWNED, ATTACH_OVERRIDE */
 
 struct uniqd_version {
 	__u32 abi_version;	/* out: UNIQD_ABI_VERSION */
@@ -59,7 +60,9 @@ struct uniqd_version {
 #define UNIQD_ATTACH_NEW	(1U << 1)	/* -EEXIST if present */
 #define UNIQD_ATTACH_SHARE_GROUP (1U << 2)	/* new pool: creator's group may attach */
 #define UNIQD_ATTACH_SHARE_ALL	(1U << 3)	/* new pool: anyone may attach */
-#define UNIQD_ATTACH_FLAGS	0xfU
+#define UNIQD_ATTACH_OWNED	(1U << 4)	/* -EPERM if present and not ours */
+#define UNIQD_ATTACH_OVERRIDE	(1U << 5)	/* CAP_DAC_OVERRIDE may admit us */
+#define UNIQD_ATTACH_FLAGS	0x3fU
 
 /* ATTACH status bits (out). */
 #define UNIQD_ATTACH_CREATED	(1U << 0)	/* this call created the pool */
