@@ -4,10 +4,13 @@
 # make bench's part "realbuild", run as root in the host-userland guest
 # (tools/testing/vm/hostfs-guest.sh: the host's own gcc and make beside a
 # loaded uniqd.ko; tools/testing/bench.sh starts it). A real project, a
-# Debian source package (busybox), is copied to a tmpfs, configured with
-# `make defconfig`, then built as the unprivileged user $UNIQD_GUEST_USER at
-# -jJOBS in each MODE in turn, A B C A B C ... for ROUNDS rounds, with
-# `make clean` before every build:
+# Debian source package (busybox), configured and prepared on the host
+# (tools/testing/vm/system/busybox-tree.sh: `make defconfig` and `make
+# prepare scripts`, so that no kconfig runs under TCG), is copied to a
+# tmpfs once, its target objects removed, then built as the unprivileged
+# user $UNIQD_GUEST_USER at -jJOBS in each MODE in turn, A B C A B C ... for
+# ROUNDS rounds, each build in a fresh copy of that tree (not `make clean`,
+# which would remove the host tools too):
 #
 #   plain     gcc alone (no plugin)
 #   uniqd     the GCC plugin interning into the pool "rbenchR" (one fresh
@@ -17,14 +20,20 @@
 #   none      (optional) the plugin with table=none: every key built,
 #             nothing interned
 #
-#   guest-realbuild.sh TOP SRC TARGETS ROUNDS JOBS MODES
+# The plugin goes in CONFIG_EXTRA_CFLAGS, as a user would add it to
+# busybox's CFLAGS. Busybox's cc-option probes (gcc on /dev/null, and on
+# bb_libtest.c) see those CFLAGS too, so they run with the plugin and write
+# stats lines: the build's figures count them apart (probes=), not as units.
 #
-# TOP: the uniqd tree (build/ made); SRC: the unpacked source tree (read
-# only); TARGETS: make's goals, comma-separated ("libbb/,coreutils/"; "all"
-# or "-": the whole `make`); MODES: comma-separated. Writes UBENCH lines
-# (tools/bench/report.py, "A real build with the GCC plugin") to stdout and
-# to $UNIQD_GUEST_OUT/realbuild.raw, the build logs and the plugin's stats
-# files beside it, and "ok realbuild.CASE" / "not ok ..." on fd 3.
+#   guest-realbuild.sh TOP TREE TARGETS ROUNDS JOBS MODES
+#
+# TOP: the uniqd tree (build/ made); TREE: the prepared source tree (read
+# only), or a tar file of it (one top directory); TARGETS: make's goals, comma-separated ("libbb/,coreutils/"; "all"
+# or "-": the whole `make busybox`); MODES: comma-separated. Writes UBENCH
+# lines (tools/bench/report.py, "A real build with the GCC plugin") to
+# stdout and to $UNIQD_GUEST_OUT/realbuild.raw, the build logs and the
+# plugin's stats files beside it, and "ok realbuild.CASE" / "not ok ..." on
+# fd 3.
 set -u
 top=$1 src=$2 targets=$3 rounds=$4 jobs=$5 modes=$6
 plugin=${UNIQD_PLUGIN:-$top/build/gcc-plugin/uniqd.so}
@@ -41,46 +50,47 @@ fail=0
 bad() { res "not ok realbuild.$1: $2"; ub "realbuild-error case=$1 what=$(echo "$2" | tr ' ' '_')"; fail=1; }
 
 : > "$raw"
-goals=()
+goals=(busybox)
 case $targets in all|-|'') ;; *) IFS=, read -r -a goals <<< "$targets" ;; esac
 IFS=, read -r -a mlist <<< "$modes"
 
-# The tree in a tmpfs of its own (the overlay's upper layer is one too, but
-# this one is sized and emptied explicitly).
+# The tree in a tmpfs of its own: the prepared tree once ($w/tree), the
+# build's copy ($w/src) made again before every build.
 w=$home/rb
 mkdir -p "$w"
 mount -t tmpfs -o size=1200m,mode=0755 rbench "$w" || { bad tmpfs "cannot mount a tmpfs on $w"; exit 1; }
-if ! cp -a "$src" "$w/src" || ! chown -R "$user:" "$w"; then
-	bad copy "cannot copy $src"
+# A tar file of the tree is one file to read over 9p (copying the tree's
+# 4,000 files took minutes under TCG); a directory is copied as it is.
+if [ -f "$src" ]; then
+	mkdir -p "$w/tree" && tar -xf "$src" -C "$w/tree" --strip-components=1
+else
+	cp -a "$src" "$w/tree"
+fi || { bad copy "cannot copy $src"; exit 1; }
+chown -R "$user:" "$w" || { bad copy "cannot chown $w"; exit 1; }
+if [ ! -f "$w/tree/.config" ] || [ ! -f "$w/tree/include/autoconf.h" ] || [ ! -x "$w/tree/scripts/basic/fixdep" ]; then
+	bad tree "$src is not configured and prepared (tools/testing/vm/system/busybox-tree.sh)"
 	exit 1
 fi
-cd "$w/src" || exit 1
+# What the host's `make prepare scripts` compiled for the target
+# (applets/applets.o): every mode compiles it again. The host tools
+# (scripts/, applets/'s programs) stay.
+find "$w/tree" -name '*.o' ! -path "$w/tree/scripts/*" -print | while read -r o; do
+	rm -f "$o" "$(dirname "$o")/.$(basename "$o").cmd"
+done
 [ -x "$plugin" ] || [ -f "$plugin" ] || { bad plugin "no $plugin"; exit 1; }
 ub "realbuild-guest kernel=$(uname -r) cpus=$(nproc) mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo)" \
-	"project=$(basename "$src") targets=${targets:-all} rounds=$rounds jobs=$jobs modes=$modes" \
-	"gcc=$(gcc -dumpfullversion)"
+	"project=$(basename "$src" .tar) targets=${targets:-all} rounds=$rounds jobs=$jobs modes=$modes" \
+	"gcc=$(gcc -dumpfullversion) tree=prepared"
+res "ok realbuild.tree"
 
-say "make defconfig in $w/src ($(basename "$src"))"
-if as_user make defconfig > "$out/defconfig.log" 2>&1; then
-	res "ok realbuild.defconfig"
-else
-	bad defconfig "make defconfig failed (see defconfig.log)"
-	exit 1
-fi
-
-# The private table's bytes: the plugin's stats lines count keys, not bytes.
-# What tools/gcc-plugin/table.cc holds at least, from a unit's count of new
-# keys n: its slots (16 bytes each, 1024 doubling while at least half full)
-# and its entry records (24 bytes each, id 0 included), without the keys'
-# own bytes, which nothing reports.
+# A build's stats lines summed, the probes' apart; under table=private each
+# line's bytes= is its process's whole table.
 sum_stats() {
 	awk '
-	{ n++; for (i = 2; i <= NF; i++) { split($i, kv, "="); s[kv[1]] += kv[2] }
-	  c = 0; for (i = 2; i <= NF; i++) if ($i ~ /^created=/) { split($i, kv, "="); c = kv[2] }
-	  slots = 1024; for (e = 1; e <= c; e++) if (2 * e >= slots) slots *= 2
-	  min += slots * 16 + (c + 1) * 24 }
-	END { printf "units=%d interns=%d cached=%d mapped=%d syscalls=%d created=%d private_min_bytes=%d\n",
-	      n, s["interns"], s["cached"], s["mapped"], s["syscalls"], s["created"], min }' "$1"
+	$1 == "unit=/dev/null" || $1 == "unit=bb_libtest.c" { p++; next }
+	{ n++; for (i = 2; i <= NF; i++) { split($i, kv, "="); s[kv[1]] += kv[2] } }
+	END { printf "units=%d interns=%d cached=%d mapped=%d syscalls=%d created=%d private_bytes=%d probes=%d\n",
+	      n, s["interns"], s["cached"], s["mapped"], s["syscalls"], s["created"], s["bytes"], p }' "$1"
 }
 
 holder=
@@ -97,22 +107,27 @@ for r in $(seq 1 "$rounds"); do
 		st=$w/stats.$m.$r
 		rm -f "$st"
 		case $m in
-		plain) cc=gcc ;;
+		plain) extra= ;;
 		uniqd|private|none)
-			cc="gcc -fplugin=$plugin -fplugin-arg-uniqd-pool=$pool -fplugin-arg-uniqd-table=$m -fplugin-arg-uniqd-stats=$st" ;;
+			extra="-fplugin=$plugin -fplugin-arg-uniqd-pool=$pool -fplugin-arg-uniqd-table=$m -fplugin-arg-uniqd-stats=$st" ;;
 		*) bad "mode-$m" "unknown mode"; continue ;;
 		esac
-		as_user make clean > /dev/null 2>&1
+		cd "$w" || exit 1
+		rm -rf "$w/src"
+		as_user cp -a "$w/tree" "$w/src" || { bad "copy-$m.$r" "cannot copy the tree"; continue; }
+		cd "$w/src" || exit 1
 		sync
 		log=$out/build.$m.$r.log
-		say "round $r, $m: make -j$jobs ${goals[*]:-}"
+		say "round $r, $m: make -j$jobs ${goals[*]}"
 		t0=$(date +%s%N)
-		as_user make -j"$jobs" CC="$cc" "${goals[@]}" > "$log" 2>&1
+		as_user make -j"$jobs" CONFIG_EXTRA_CFLAGS="$extra" "${goals[@]}" > "$log" 2>&1
 		rc=$?
 		t1=$(date +%s%N)
 		ns=$((t1 - t0))
-		objs=$(find . -name '*.o' | wc -l)
-		line="realbuild mode=$m round=$r ns=$ns rc=$rc objs=$objs"
+		# Target objects (the host tools are prepared) and units compiled.
+		objs=$(find . -name '*.o' ! -path './scripts/*' | wc -l)
+		ccs=$(grep -c '^  CC ' "$log")
+		line="realbuild mode=$m round=$r ns=$ns rc=$rc objs=$objs cc=$ccs"
 		if [ "$m" != plain ]; then
 			if [ -s "$st" ]; then
 				line="$line $(sum_stats "$st")"

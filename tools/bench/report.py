@@ -1144,8 +1144,10 @@ class Report:
         modes = [m for m in ('plain', 'uniqd', 'private', 'none') if m in runs]
         self.out('## A real build with the GCC plugin (realbuild)')
         self.out()
-        self.out('%s built with `make -j%s %s` (after `make defconfig`; '
-                 '`make clean` before each build) in a host-userland guest '
+        prep = ('configured and prepared on the host, a fresh copy of that '
+                'tree for each build' if g.get('tree') == 'prepared' else
+                'after `make defconfig`; `make clean` before each build')
+        self.out('%s built with `make -j%s %s` (%s) in a host-userland guest '
                  '(kernel %s, %s vCPUs, gcc %s), alternating the modes '
                  '%s in each of %s rounds: `plain` is gcc alone, `uniqd` the '
                  'plugin interning into a fresh pool per round, `private` the '
@@ -1153,7 +1155,7 @@ class Report:
                  'own table), `none` the plugin with `table=none`. Wall time '
                  'of each build, in seconds:'
                  % (g.get('project', '?'), g.get('jobs', '?'),
-                    g.get('targets', '?').replace(',', ' '),
+                    g.get('targets', '?').replace(',', ' '), prep,
                     g.get('kernel', '?'), g.get('cpus', '?'),
                     g.get('gcc', '?'), ' '.join(modes), g.get('rounds', '?')))
         self.out()
@@ -1251,6 +1253,16 @@ class Report:
                         'kernel', 'without a system call',
                         'keys to the kernel / unit', 'new keys / unit'],
                        srows)
+            pr = {m: tot(m, 'probes') // len(ok[m]) for m in modes
+                  if m != 'plain' and ok.get(m) and tot(m, 'probes')}
+            if pr:
+                self.out('Not counted as units: the compiler runs of busybox\'s '
+                         '`cc-option` probes (`/dev/null`, `bb_libtest.c`), '
+                         'which run with the plugin too (it is in CFLAGS): %s '
+                         'per build. "Keys to the kernel" are keys, not system '
+                         'calls: libuniqd sends a unit\'s misses in batches.'
+                         % ', '.join('%d (%s)' % (v, m) for m, v in pr.items()))
+                self.out()
         n = tot('uniqd', 'interns')
         if n:
             share = (tot('uniqd', 'cached') + tot('uniqd', 'mapped')) / n
@@ -1269,32 +1281,40 @@ class Report:
                 kv = pools[r]
                 pb = int(kv.get('arena_bytes', 0)) + int(kv.get('table_bytes', 0))
                 pv = ok.get('private', {}).get(r, {})
-                pe, pm = int(pv.get('created', 0)), int(pv.get('private_min_bytes', 0))
+                pe = int(pv.get('created', 0))
+                # private_bytes: the stats lines' bytes= (the real figure);
+                # private_min_bytes: the lower bound of older runs.
+                real = 'private_bytes' in pv
+                pm = int(pv.get('private_bytes', pv.get('private_min_bytes', 0)))
                 mrows.append([str(r), kv.get('entries', '?'),
                               '%.2f MiB' % (int(kv.get('bytes', 0)) / 2**20),
                               '%.2f MiB' % (pb / 2**20),
                               '%d' % pe if pv else '-',
-                              '%.2f MiB' % (pm / 2**20) if pm else '-',
+                              ('%.2f MiB' if real else 'at least %.2f MiB')
+                              % (pm / 2**20) if pm else '-',
                               fmt_ratio(pe / int(kv['entries']))
                               if pe and int(kv.get('entries', 0)) else '-',
                               fmt_ratio(pm / pb) if pm and pb else '-'])
+                if pm and pb:
+                    rb.setdefault('memory', {})[str(r)] = {
+                        'pool_bytes': pb, 'private_bytes': pm,
+                        'private_bytes_real': real}
             self.out('Memory: the round\'s pool after its `uniqd` build '
                      '(`uniqdctl stats --json`: `entries`, `bytes` of content, '
                      'and `arena_bytes` + `table_bytes`) against the private '
                      'tables of the same round\'s `private` build taken '
-                     'together (the sum over its units of their new keys). '
-                     'The plugin does not report the private tables\' bytes '
-                     '(its stats lines count keys); "private, at least" is '
-                     'what tools/gcc-plugin/table.cc holds for those counts '
-                     'without the keys\' own bytes (16-byte slots, at least '
-                     '1024 and at most half full, and a 24-byte record per '
-                     'entry), a lower bound: a `bytes=` field in the stats '
-                     'line is what is missing for the real figure.')
+                     'together: the sum over its units of their new keys and '
+                     'of the `bytes=` of their stats lines (what each '
+                     'process\'s table allocated: slots, entry records, key '
+                     'copies; tools/gcc-plugin/table.cc). The probes\' '
+                     'compiler runs are left out of the private sum; their '
+                     'keys are in the pool (all but their unit names are '
+                     'keys of every unit too).')
             self.out()
             self.table(['round', 'pool entries', 'pool content',
                         'pool arena + tables', 'private entries (sum)',
-                        'private, at least', 'private/pool entries',
-                        'private (at least)/pool bytes'], mrows)
+                        'private bytes (sum)', 'private/pool entries',
+                        'private/pool bytes'], mrows)
 
     # ---- everything --------------------------------------------------
     def errors(self):

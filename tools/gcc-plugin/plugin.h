@@ -45,6 +45,9 @@ void uq_publish(const uq_config &cfg, const uq_unit &unit);
 /* table.cc: the per-process table of table=private. */
 uint64_t uq_private_intern(uint32_t class_id, const void *data, size_t len,
 			   bool *created);
+/* The bytes the private table has allocated: its slots, its entry records
+ * and its copies of the keys (what the vectors hold, capacity included). */
+uint64_t uq_private_bytes();
 
 /* unrecord.cc: keep -fplugin=BASE and its arguments out of the object. */
 void uq_unrecord_options(const char *base);

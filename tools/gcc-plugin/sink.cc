@@ -215,6 +215,11 @@ void uq_publish(const uq_config &cfg, const uq_unit &unit)
 			 (unsigned long long)n.interns, (unsigned long long)n.cached,
 			 (unsigned long long)n.mapped, (unsigned long long)n.syscalls,
 			 (unsigned long long)n.created);
+		/* table=private: what this process's table holds (one unit a
+		 * process, so the unit's whole table). */
+		if (cfg.table == uq_table_kind::priv)
+			snprintf(line + strlen(line) - 1, sizeof(line) - strlen(line) + 1,
+				 " bytes=%llu\n", (unsigned long long)uq_private_bytes());
 		append(cfg.stats, "unit=" + unit.name + line);
 	}
 }

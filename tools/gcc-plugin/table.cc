@@ -85,3 +85,9 @@ uint64_t uq_private_intern(uint32_t class_id, const void *data, size_t len,
 	*created = true;
 	return tab.entries.size() - 1;
 }
+
+uint64_t uq_private_bytes()
+{
+	return tab.slots.capacity() * sizeof(slot) +
+	       tab.entries.capacity() * sizeof(entry) + tab.bytes.capacity();
+}

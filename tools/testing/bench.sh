@@ -31,11 +31,12 @@
 #                 zero-copy resolve, INTERN creating vs present, 1 and 2
 #                 processes); its probe also runs natively in "host"
 #   realbuild     a real build with the GCC plugin: a Debian source package
-#                 (busybox) built at -j2 in a host-userland guest
+#                 (busybox), configured and prepared on the host
+#                 (tools/testing/vm/system/busybox-tree.sh, cached), built
+#                 at -j2 in a host-userland guest
 #                 (tools/testing/vm/hostfs-guest.sh, not the bench VM) with
 #                 no plugin, the plugin on uniqd and the plugin on a private
-#                 table, alternating, for --rounds rounds
-#                 (tools/bench/guest-realbuild.sh)
+#                 table, alternating (tools/bench/guest-realbuild.sh)
 #
 # UNIQD_BENCH_PARTS and UNIQD_BENCH_ROUNDS set the defaults;
 # UNIQD_BENCH_CORPUS_MODES limits the corpus to some modes (ub_corpus --modes);
@@ -45,7 +46,7 @@
 # 0: all), UNIQD_BENCH_BUILD_VARIANTS which libuniqd variants it also runs
 # ("c4k", each an ub_corpus_* program; "none": none);
 # UNIQD_BENCH_REALBUILD_TARGETS: the realbuild part's make goals
-# (default "libbb/ coreutils/"; "all": the whole make),
+# (default "libbb/ coreutils/"; "all": the whole `make busybox`),
 # UNIQD_BENCH_REALBUILD_ROUNDS its rounds (default 2; --rounds does not
 # apply: a round is three builds), UNIQD_BENCH_REALBUILD_MODES its modes
 # (default "plain uniqd private"; "none": the plugin with table=none),
@@ -148,13 +149,14 @@ if has build && ! {
 	say "no build corpus (see $log): part build skipped"
 	parts=$(echo " $parts " | sed 's/ build / /')
 fi
-# The realbuild part: the GCC plugin, uniqdctl and the busybox source
-# (tools/testing/srcpkg.sh, cached).
+# The realbuild part: the GCC plugin, uniqdctl and the busybox tree,
+# configured and prepared here (defconfig, prepare, host tools: minutes
+# natively, far longer under TCG), cached like the full-system guest's.
 rb_src=
 if has realbuild && ! {
 	make -s -C "$top" gcc-plugin uniqdctl &&
-	rb_src=$("$top/tools/testing/srcpkg.sh" busybox | tail -n 1) &&
-	[ -f "$rb_src/Makefile" ]
+	rb_src=$("$top/tools/testing/vm/system/busybox-tree.sh" | tail -n 1) &&
+	[ -f "$rb_src/.config" ]
 } >> "$log" 2>&1; then
 	tail -n 10 "$log" >&2
 	say "no plugin or no busybox source (see $log): part realbuild skipped"
@@ -248,11 +250,15 @@ if has realbuild; then
 	rb_jobs=${UNIQD_BENCH_REALBUILD_JOBS:-2}
 	rb_timeout=${UNIQD_BENCH_REALBUILD_TIMEOUT:-10800}
 	say "realbuild: $(basename "$rb_src") make -j$rb_jobs ${rb_targets}, modes $rb_modes, $rb_rounds rounds (log: $out/realbuild/console.log)"
+	# The tree as one tar file: one file over 9p, not 4,000.
+	rb_tar=$B/bench-realbuild/$(basename "$rb_src").tar
+	mkdir -p "$B/bench-realbuild"
+	tar -C "$(dirname "$rb_src")" -cf "$rb_tar" "$(basename "$rb_src")" || rb_tar=$rb_src
 	# The guest takes words without spaces: goals and modes go comma-separated.
 	"$top/tools/testing/vm/hostfs-guest.sh" --name realbuild \
 		--module "$B/bench-kmod/$bk/src/uniqd.ko" --release "$rel" --kernel "$img" \
 		--out "$out/realbuild" --timeout "$rb_timeout" --mem "$mem" \
-		--script "$top/tools/bench/guest-realbuild.sh" -- "$top" "$rb_src" \
+		--script "$top/tools/bench/guest-realbuild.sh" -- "$top" "$rb_tar" \
 		"$(echo "$rb_targets" | tr -s ' ' ',' | sed 's/^,//; s/,$//')" \
 		"$rb_rounds" "$rb_jobs" "$(echo "$rb_modes" | tr -s ' ' ',' | sed 's/^,//; s/,$//')" ||
 		say "the realbuild guest reported a problem: see $out/realbuild/results.txt"

@@ -103,7 +103,11 @@ tags=$(grep -c '^gcc.tag	' "$work/a.txt")
 uses=$(grep -c '^gcc.use	' "$work/a.txt")
 lines=$(wc -l <"$work/a.log")
 if [ "$uses" = "$tags" ] && [ "$tags" -gt 0 ] &&
-   grep -qx "unit=a.c interns=$lines cached=0 mapped=0 syscalls=0 created=$lines" "$work/a.stats"; then
+   grep -qEx "unit=a.c interns=$lines cached=0 mapped=0 syscalls=0 created=$lines bytes=[0-9]+" "$work/a.stats" &&
+   # bytes: at least the 1024 first slots (16 bytes), a 24-byte record per
+   # entry (id 0 too) and the keys' bytes (the log has them in hex).
+   awk -v n="$lines" -v k="$(cut -f3 "$work/a.log" | tr -d '\n' | wc -c)" \
+	'{ sub(/.*bytes=/, ""); exit !($0 >= 16384 + 24 * (n + 1) + k / 2) }' "$work/a.stats"; then
 	ok uses-and-stats
 else
 	bad uses-and-stats "$tags tags, $uses uses, $lines log lines; stats: $(cat "$work/a.stats")"
