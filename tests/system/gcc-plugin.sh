@@ -129,9 +129,10 @@ fi
 unhold
 
 # ---- busybox with the plugin -------------------------------------------------
-# CONFIG_EXTRA_CFLAGS (busybox's Makefile.flags appends it to CFLAGS after
-# its cc-option probes) carries the plugin to the units and not to the
-# probes, which would otherwise publish a /dev/null unit each.
+# CONFIG_EXTRA_CFLAGS (busybox's Makefile.flags appends it to CFLAGS)
+# carries the plugin to the units; the cc-option probes run with it too
+# (about 28 compiler runs on /dev/null and bb_libtest.c), so the checks
+# below count them apart from the units and include their keys.
 rm -f "$home/bb.log" "$home/bb.stats"
 bb_build() {
 	local t units stats
