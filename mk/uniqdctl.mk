@@ -25,3 +25,7 @@ install-uniqdctl: $(B)/bin/uniqdctl
 	$(INSTALL) -d $(DESTDIR)$(BINDIR)
 	$(INSTALL) -m 0755 $< $(DESTDIR)$(BINDIR)/
 UNINSTALL_FILES += $(BINDIR)/uniqdctl
+
+# tests/native/layouts_replay.c includes layouts.c, which includes
+# <libuniqd.h> and so the generated <libuniqd_version.h>.
+$(B)/native/layouts_replay: tools/uniqdctl/layouts.c tools/uniqdctl/layouts.h $(LIBUNIQD_HDRS)
