@@ -46,7 +46,11 @@ static u32 uniqd_name_hash(const struct ipc_namespace *ns, const u8 *name,
 	return jhash(name, len, hash_ptr(ns, 32));
 }
 
-/* The caller's ipc namespace: current's own nsproxy needs no lock. */
+/*
+ * The caller's ipc namespace: current's own nsproxy needs no lock. NULL on
+ * a kernel with neither SYSVIPC nor POSIX_MQUEUE (the debug test kernel):
+ * there is no ipc namespace, and every pool is in the one NULL scope.
+ */
 static struct ipc_namespace *uniqd_current_ipc_ns(void)
 {
 	return current->nsproxy->ipc_ns;
@@ -82,7 +86,7 @@ static void uniqd_ipc_ns_put(struct ipc_namespace *ns)
 static bool uniqd_pool_in_ns(const struct uniqd_pool *pool,
 			     const struct ipc_namespace *ns)
 {
-	return pool->ipc_ns == ns && pool->ipc_ns_inum == ns->ns.inum;
+	return pool->ipc_ns == ns && (!ns || pool->ipc_ns_inum == ns->ns.inum);
 }
 
 static struct uniqd_pool *uniqd_pool_find(const struct ipc_namespace *ns,
@@ -167,7 +171,7 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	pool->name_len = req->name_len;
 	memcpy(pool->name, req->name, req->name_len);
 	pool->ipc_ns = uniqd_ipc_ns_get(req->ipc_ns);
-	pool->ipc_ns_inum = req->ipc_ns->ns.inum;
+	pool->ipc_ns_inum = req->ipc_ns ? req->ipc_ns->ns.inum : 0;
 
 	/* The pool counts against max_user_pools of its creator's chain. */
 	ret = uniqd_quota_charge(pool, 0, 0, 1);

@@ -36,7 +36,7 @@ listed() {
 	local n
 	n=$(perf list 'uniqd:*' 2>&1 | grep -c 'uniqd:uniqd_.*\[Tracepoint event\]')
 	perf list 'uniqd:*' 2>&1 | grep 'uniqd:'
-	[ "$n" -eq 7 ] || { echo "perf lists $n uniqd tracepoints, not 7"; return 1; }
+	[ "$n" -eq 8 ] || { echo "perf lists $n uniqd tracepoints, not 8"; return 1; }
 }
 check listed listed
 
