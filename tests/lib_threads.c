@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -228,11 +229,20 @@ static void *short_lived(void *arg)
 	return NULL;
 }
 
-/* Resident memory: a leaked cache is touched (zeroed), so it counts. */
+/*
+ * Resident memory: a leaked cache is touched (zeroed), so it counts. Free
+ * memory that malloc keeps in its per-thread arenas would count too (glibc
+ * raises its mmap threshold after the first free of a mapped chunk, so
+ * later caches come from arenas that keep their pages): malloc_trim() gives
+ * it back first, so that only memory still allocated is measured.
+ */
 static size_t resident_bytes(void)
 {
 	unsigned long size = 0, resident = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
+	FILE *f;
+
+	malloc_trim(0);
+	f = fopen("/proc/self/statm", "r");
 
 	if (f) {
 		if (fscanf(f, "%lu %lu", &size, &resident) != 2)
