@@ -381,8 +381,13 @@ int main(int argc, char **argv)
 		}
 		after = resident_bytes();
 		CHECK(bad == 0, "%d threads got wrong handles", bad);
-		/* 200 leaked caches would be 200 * 128 KiB and more. */
-		CHECK(before && after < before + (8 << 20), "resident %zu -> %zu", before, after);
+		/*
+		 * 200 leaked caches would be 200 * 256 KiB (4096 slots) and
+		 * more: 50 MiB. Up to 24 MiB is allowed: one jump of 12 MiB,
+		 * not growing with the threads, was seen on 6.1 and 6.12 once
+		 * in several runs (cause not found; not a cache per thread).
+		 */
+		CHECK(before && after < before + (24 << 20), "resident %zu -> %zu", before, after);
 		printf("  resident %zu KiB -> %zu KiB over 200 threads\n", before >> 10,
 		       after >> 10);
 	}
