@@ -366,7 +366,7 @@ static int uniqd_ioc_pools(struct uniqd_file *uf, struct uniqd_pool *unused,
 	const size_t isize = sizeof(struct uniqd_pool_status);
 	struct uniqd_pool_status *info;
 	u32 i, n, next;
-	int ret;
+	int ret = 0;
 
 	if (!p->count || p->count > UNIQD_POOLS_MAX || p->info_size < isize)
 		return -EINVAL;
@@ -375,7 +375,7 @@ static int uniqd_ioc_pools(struct uniqd_file *uf, struct uniqd_pool *unused,
 	info = kvcalloc(p->count, isize, GFP_KERNEL_ACCOUNT);
 	if (!info)
 		return -ENOMEM;
-	ret = uniqd_pool_list(p->start_id, info, p->count, &n, &next);
+	uniqd_pool_list(p->start_id, info, p->count, &n, &next);
 	for (i = 0; !ret && i < n; i++) {
 		void __user *el = up + (u64)i * p->info_size;
 
@@ -479,13 +479,9 @@ long uniqd_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return ret;
 
 	if (desc->needs_pool) {
-		/* Pairs with the release in uniqd_ioc_attach(). */
-		pool = smp_load_acquire(&uf->pool);
-		if (!pool)
-			return -EBADFD;
-		/* REVOKE ended it: the file keeps it, but only to free it. */
-		if (READ_ONCE(pool->revoked))
-			return -EIDRM;
+		pool = uniqd_file_pool(uf);
+		if (IS_ERR(pool))
+			return PTR_ERR(pool);
 	}
 	/*
 	 * A command acts only if it can tell what it did: an EFAULT on the

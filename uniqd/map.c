@@ -359,12 +359,9 @@ int uniqd_map_mmap(struct file *file, struct vm_area_struct *vma)
 	struct uniqd_pool *pool;
 	unsigned long pages = vma_pages(vma);
 
-	/* Pairs with the release in uniqd_ioc_attach(). */
-	pool = smp_load_acquire(&uf->pool);
-	if (!pool)
-		return -EBADFD;
-	if (READ_ONCE(pool->revoked))
-		return -EIDRM;
+	pool = uniqd_file_pool(uf);
+	if (IS_ERR(pool))
+		return PTR_ERR(pool);
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EPERM;
 	if (vma->vm_pgoff >= pool->map.map_pages ||

@@ -353,13 +353,9 @@ static bool uniqd_pool_visible(const struct uniqd_pool *pool, bool admin)
 {
 	if (admin)
 		return true;
-	if (!uniqd_pool_in_ns(pool, uniqd_current_ipc_ns()))
-		return false;
-	if (uid_eq(current_fsuid(), pool->owner))
-		return true;
-	if (pool->mode & UNIQD_ATTACH_SHARE_ALL)
-		return true;
-	return (pool->mode & UNIQD_ATTACH_SHARE_GROUP) && in_group_p(pool->group);
+	/* ATTACH's own rule, without the asked-for override. */
+	return uniqd_pool_in_ns(pool, uniqd_current_ipc_ns()) &&
+	       uniqd_pool_may_attach(pool, 0);
 }
 
 static void uniqd_pool_status_fill(struct uniqd_pool *pool,
@@ -391,8 +387,8 @@ static void uniqd_pool_status_fill(struct uniqd_pool *pool,
  * Revoked pools are listed until they are freed. The registry mutex keeps
  * each pool alive while it is read (lock order: design.rst).
  */
-int uniqd_pool_list(u32 start_id, struct uniqd_pool_status *info, u32 max,
-		    u32 *n, u32 *next_id)
+void uniqd_pool_list(u32 start_id, struct uniqd_pool_status *info, u32 max,
+		     u32 *n, u32 *next_id)
 {
 	bool admin = capable(CAP_SYS_ADMIN);
 	struct uniqd_pool *pool;
@@ -412,7 +408,6 @@ int uniqd_pool_list(u32 start_id, struct uniqd_pool_status *info, u32 max,
 		cond_resched();
 	}
 	mutex_unlock(&uniqd_pools_mutex);
-	return 0;
 }
 
 /*

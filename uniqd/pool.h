@@ -6,6 +6,7 @@
 #define UNIQD_POOL_H
 
 #include <linux/atomic.h>
+#include <linux/err.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -80,6 +81,23 @@ struct uniqd_pool {
 	u8 name[UNIQD_POOL_NAME_MAX];
 };
 
+/*
+ * The pool @uf is attached to, for a command or an mmap(): ERR_PTR(-EBADFD)
+ * if none, ERR_PTR(-EIDRM) if REVOKE ended it (the file keeps the pool, but
+ * only to free it). Pairs with the release in uniqd_ioc_attach().
+ */
+static inline struct uniqd_pool *uniqd_file_pool(struct uniqd_file *uf)
+{
+	/* Acquire: the pool is complete before its pointer is seen. */
+	struct uniqd_pool *pool = smp_load_acquire(&uf->pool);
+
+	if (!pool)
+		return ERR_PTR(-EBADFD);
+	if (READ_ONCE(pool->revoked))
+		return ERR_PTR(-EIDRM);
+	return pool;
+}
+
 /* Handles: the pool id above, the entry's index below. */
 static inline u64 uniqd_handle(const struct uniqd_pool *pool, u32 idx)
 {
@@ -100,8 +118,8 @@ int uniqd_pool_attach(struct uniqd_attach_req *req,
 		      struct uniqd_pool **poolp, bool *created);
 void uniqd_pool_put(struct uniqd_pool *pool);
 void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st);
-int uniqd_pool_list(u32 start_id, struct uniqd_pool_status *info, u32 max,
-		    u32 *n, u32 *next_id);
+void uniqd_pool_list(u32 start_id, struct uniqd_pool_status *info, u32 max,
+		     u32 *n, u32 *next_id);
 int uniqd_pool_revoke(u32 id);
 
 /* class.c */

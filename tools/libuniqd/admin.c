@@ -5,20 +5,26 @@
  * may see, REVOKE ends one (Documentation/admin.rst).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/ioctl.h>
 
 #include "internal.h"
 
-/* The device opened for one call; -1 with the failure recorded. */
-static int uq_admin_open(const char *dev)
+/* One command on a file of DEV of its own; -1 with the failure recorded. */
+static int uq_admin_call(const char *dev, unsigned long req, void *arg,
+			 enum uq_call call, uint64_t num)
 {
-	int fd = uq_sys_open(dev, O_RDWR | O_CLOEXEC);
+	int fd = uq_open_device(dev), err;
 
 	if (fd < 0)
-		uq_fail(UQ_CALL_OPEN_DEVICE, errno, &(struct uq_failure){ .device = dev });
-	return fd;
+		return -1;
+	if (uq_sys_ioctl(fd, req, arg) < 0) {
+		err = errno;
+		uq_sys_close(fd);
+		return uq_fail(call, err,
+			       &(struct uq_failure){ .device = dev, .num = num });
+	}
+	uq_sys_close(fd);
+	return 0;
 }
 
 int uniqd_pools(const char *device, uint32_t start_id,
@@ -27,24 +33,16 @@ int uniqd_pools(const char *device, uint32_t start_id,
 {
 	const char *dev = uq_device(device);
 	struct uniqd_pools p;
-	int fd, err;
 
 	if (!out || !count || count > UNIQD_POOLS_MAX || !next_id)
 		return uq_fail(UQ_CALL_ARGS, EINVAL, NULL);
-	fd = uq_admin_open(dev);
-	if (fd < 0)
-		return -1;
 	memset(&p, 0, sizeof(p));
 	p.pools = (uint64_t)(uintptr_t)out;
 	p.count = count;
 	p.info_size = sizeof(*out);
 	p.start_id = start_id;
-	if (uq_sys_ioctl(fd, UNIQD_IOC_POOLS, &p) < 0) {
-		err = errno;
-		uq_sys_close(fd);
-		return uq_fail(UQ_CALL_POOLS, err, &(struct uq_failure){ .device = dev });
-	}
-	uq_sys_close(fd);
+	if (uq_admin_call(dev, UNIQD_IOC_POOLS, &p, UQ_CALL_POOLS, 0))
+		return -1;
 	if (p.count > count)
 		return uq_fail(UQ_CALL_POOLS, EPROTO, &(struct uq_failure){ .device = dev });
 	*next_id = p.next_id;
@@ -53,19 +51,8 @@ int uniqd_pools(const char *device, uint32_t start_id,
 
 int uniqd_revoke(const char *device, uint32_t pool_id)
 {
-	const char *dev = uq_device(device);
 	struct uniqd_revoke r = { .id = pool_id };
-	int fd, err;
 
-	fd = uq_admin_open(dev);
-	if (fd < 0)
-		return -1;
-	if (uq_sys_ioctl(fd, UNIQD_IOC_REVOKE, &r) < 0) {
-		err = errno;
-		uq_sys_close(fd);
-		return uq_fail(UQ_CALL_REVOKE, err,
-			       &(struct uq_failure){ .device = dev, .num = pool_id });
-	}
-	uq_sys_close(fd);
-	return 0;
+	return uq_admin_call(uq_device(device), UNIQD_IOC_REVOKE, &r,
+			     UQ_CALL_REVOKE, pool_id);
 }

@@ -89,6 +89,8 @@ struct uniqd_pool {
  */
 /* DEVICE, or /dev/uniqd for NULL or "" (pool.c). */
 const char *uq_device(const char *device) UQ_HIDDEN;
+/* DEV opened for a call that attaches to no pool; -1 with the failure recorded. */
+int uq_open_device(const char *dev) UQ_HIDDEN;
 int uq_sys_open(const char *path, int flags) UQ_HIDDEN;
 int uq_sys_ioctl(int fd, unsigned long request, void *arg) UQ_HIDDEN;
 int uq_sys_close(int fd) UQ_HIDDEN;

@@ -70,6 +70,16 @@ const char *uq_device(const char *device)
 	return device && *device ? device : UNIQD_DEVICE_PATH;
 }
 
+int uq_open_device(const char *dev)
+{
+	int fd = uq_sys_open(dev, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return uq_fail(UQ_CALL_OPEN_DEVICE, errno,
+			       &(struct uq_failure){ .device = dev });
+	return fd;
+}
+
 int uniqd_device_info(const char *device, struct uniqd_device_info *info)
 {
 	const char *dev = uq_device(device);
@@ -77,10 +87,9 @@ int uniqd_device_info(const char *device, struct uniqd_device_info *info)
 
 	if (!info)
 		return uq_fail(UQ_CALL_ARGS, EINVAL, NULL);
-	fd = uq_sys_open(dev, O_RDWR | O_CLOEXEC);
+	fd = uq_open_device(dev);
 	if (fd < 0)
-		return uq_fail(UQ_CALL_OPEN_DEVICE, errno,
-			       &(struct uq_failure){ .device = dev });
+		return -1;
 	if (uq_version(fd, info) < 0) {
 		err = errno;
 		uq_sys_close(fd);
