@@ -39,25 +39,13 @@ read -r -a SLICE <<< "${slice:-archival/libarchive/ findutils/ editors/}"
 # lines kbuild recorded for them (.<unit>.o.cmd), without another top-level
 # make and its probes. Picked after the main build.
 SLICE2=()
-res() { echo "$*" >&3; }
-check() {
-	local name=$1 why
-	shift
-	why=$("$@" 2>&1)
-	local rc=$?
-	[ -n "$why" ] && echo "$why" | sed "s/^/gcc-plugin: $name: /"
-	if [ "$rc" -eq 0 ]; then
-		res "ok gcc-plugin.$name"
-	else
-		res "not ok gcc-plugin.$name: $(echo "$why" | tail -n 3 | tr '\n' ' ')"
-	fi
-}
+SUITE=gcc-plugin
+# shellcheck source=tests/system/result.bash
+. "${UNIQD_SYSTEM_LIB:-/usr/local/lib/uniqd-system}/result.bash"
 # Progress goes to the console as it happens (check() captures the
 # checks' own output and shows it when they end).
 exec 4>&1
 say() { echo "gcc-plugin: $*" >&4; }
-# setpriv execs the command as the user (no PAM session, no extra process).
-as_user() { setpriv --reuid="$user" --regid="$user" --init-groups env HOME="$home" USER="$user" "$@"; }
 # A pool lives while a file is attached: one holder per build. Its output
 # goes nowhere: a background process holding check()'s pipe would keep the
 # check waiting for ever.

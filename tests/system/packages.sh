@@ -13,16 +13,9 @@ lib=${UNIQD_SYSTEM_LIB:-/usr/local/lib/uniqd-system}
 ver=$(cat "$lib/VERSION")
 read -r rel61 rel612 < "$lib/kernels"
 rel=$(uname -r)
-res() { echo "$*" >&3; }
-check() {
-	local name=$1 why
-	shift
-	if why=$("$@" 2>&1); then
-		res "ok packages.$name"
-	else
-		res "not ok packages.$name: $(echo "$why" | tail -n 3 | tr '\n' ' ')"
-	fi
-}
+SUITE=packages
+# shellcheck source=tests/system/result.bash
+. "${UNIQD_SYSTEM_LIB:-/usr/local/lib/uniqd-system}/result.bash"
 
 # systemd-modules-load logs nothing for a module it loads, so: uniqd is in
 # when the tests start (nothing of them has touched it), the service

@@ -6,16 +6,9 @@
 # uniqd that the administrator did not ask for. Runs after packages.sh (name
 # order), which needs the module as the boot left it.
 # Results go to fd 3 as "ok security.<case>" / "not ok security.<case>: why".
-res() { echo "$*" >&3; }
-check() {
-	local name=$1 why
-	shift
-	if why=$("$@" 2>&1); then
-		res "ok security.$name"
-	else
-		res "not ok security.$name: $(echo "$why" | tail -n 3 | tr '\n' ' ')"
-	fi
-}
+SUITE=security
+# shellcheck source=tests/system/result.bash
+. "${UNIQD_SYSTEM_LIB:-/usr/local/lib/uniqd-system}/result.bash"
 
 # A bind of an AF_ALG hash socket to NAME; prints the errno name on failure.
 work=$(mktemp -d)

@@ -11,20 +11,9 @@
 # root only: tester can neither read tracefs nor open the tracepoints.
 # Results on fd 3 as "ok trace.<case>" / "not ok trace.<case>: why".
 user=tester
-res() { echo "$*" >&3; }
-check() {
-	local name=$1 why
-	shift
-	why=$("$@" 2>&1)
-	local rc=$?
-	[ -n "$why" ] && echo "$why" | sed "s/^/trace: $name: /"
-	if [ "$rc" -eq 0 ]; then
-		res "ok trace.$name"
-	else
-		res "not ok trace.$name: $(echo "$why" | tail -n 3 | tr '\n' ' ')"
-	fi
-}
-as_user() { setpriv --reuid="$user" --regid="$user" --init-groups env HOME="/home/$user" "$@"; }
+SUITE=trace
+# shellcheck source=tests/system/result.bash
+. "${UNIQD_SYSTEM_LIB:-/usr/local/lib/uniqd-system}/result.bash"
 uid=$(id -u "$user")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

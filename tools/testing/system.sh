@@ -83,6 +83,7 @@ lib=$root/usr/local/lib/uniqd-system
 mkdir -p "$lib/tests"
 install -m 0755 "$vm/system/run-tests.sh" "$lib/run-tests"
 install -m 0644 "$top"/tests/system/*.sh "$lib/tests/"
+install -m 0644 "$top/tests/system/result.bash" "$lib/"
 install -m 0644 "$top/tools/libuniqd/example/example.c" "$lib/"
 # tests/system/gcc-plugin.sh: the layout demo, the log checker's source and
 # busybox from Debian's source package, configured (vm/system/busybox-tree.sh,
