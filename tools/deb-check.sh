@@ -52,8 +52,9 @@ declare -A want=(
 		usr/include/linux/uniqd.h usr/lib/$multi/libuniqd.a usr/lib/$multi/libuniqd.so
 		usr/lib/$multi/pkgconfig/libuniqd.pc usr/share/man/man3/libuniqd.3.gz
 		usr/share/man/man3/uniqd_intern.3.gz usr/share/man/man4/uniqd.4.gz"
-	[uniqd-tools_${ver}_$arch]="usr/bin/uniqdctl usr/bin/uniqd-b3sum
-		usr/share/man/man8/uniqdctl.8.gz usr/share/man/man1/uniqd-b3sum.1.gz"
+	[uniqd-tools_${ver}_$arch]="usr/bin/uniqdctl usr/bin/uniqd-b3sum usr/bin/uniqd-farm
+		usr/share/man/man8/uniqdctl.8.gz usr/share/man/man1/uniqd-b3sum.1.gz
+		usr/share/man/man1/uniqd-farm.1.gz"
 	[uniqd-gcc-plugin_${ver}_$arch]="${gccplugin#/}/uniqd.so"
 )
 for deb in "${!want[@]}"; do

@@ -14,7 +14,9 @@
 # e2fsprogs (mkfs.ext4 -d) make the full-system guest; bc and util-linux's
 # setpriv serve the host-userland guest's demo (tools/demo/layout/);
 # g++ and gcc-12-plugin-dev build the GCC plugin (tools/gcc-plugin/);
-# python3-docutils checks Documentation/ (tools/testing/rst-check.py).
+# python3-docutils checks Documentation/ (tools/testing/rst-check.py);
+# libhiredis-dev builds uniqd-farm (tools/farm/), redis-server runs its
+# native test (tests/native/farm_cluster.sh).
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync util-linux
@@ -23,7 +25,7 @@ want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       linux-source-6.12 build-essential liblmdb-dev
       linux-image-rt-amd64 linux-headers-rt-amd64
       debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs
-      g++ gcc-12-plugin-dev python3-docutils)
+      g++ gcc-12-plugin-dev python3-docutils libhiredis-dev redis-server)
 
 missing=()
 for p in "${want[@]}"; do

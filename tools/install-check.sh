@@ -43,7 +43,7 @@ missing=()
 for f in "$p/lib/libuniqd.so.$ver" "$p/lib/libuniqd.so.1" "$p/lib/libuniqd.so" \
 	 "$p/lib/libuniqd.a" "$p/lib/pkgconfig/libuniqd.pc" \
 	 "$p/include/libuniqd.h" "$p/include/uniqd.hpp" "$p/include/linux/uniqd.h" \
-	 "$p/bin/uniqdctl" "$p/bin/uniqd-b3sum" "$p/include/libuniqd_version.h" \
+	 "$p/bin/uniqdctl" "$p/bin/uniqd-b3sum" "$p/bin/uniqd-farm" "$p/include/libuniqd_version.h" \
 	 "$p/share/man/man3/libuniqd.3" "$p/share/man/man3/uniqd_intern.3" \
 	 "$p/share/man/man3/uniqd_lookup.3" "$p/share/man/man3/UNIQD_CLASS.3" \
 	 "$p/share/man/man4/uniqd.4" "$p/share/man/man8/uniqdctl.8" \
@@ -66,7 +66,7 @@ fi
 
 # Modes: programs and the shared library executable, the rest not.
 modes=$( (cd "$d" && find . -type f -perm /111 | sort) | tr '\n' ' ')
-if [ "$modes" = "./usr/local/bin/uniqd-b3sum ./usr/local/bin/uniqdctl ./usr/local/lib/libuniqd.so.$ver " ]; then
+if [ "$modes" = "./usr/local/bin/uniqd-b3sum ./usr/local/bin/uniqd-farm ./usr/local/bin/uniqdctl ./usr/local/lib/libuniqd.so.$ver " ]; then
 	ok modes
 else
 	bad modes "executable files: $modes"

@@ -65,9 +65,10 @@ fi
 rm -rf "$root/tmp/uniqd-debs"
 # What the tests need beyond the cached root, from Debian by apt into the
 # copy (so adding a package does not rebuild the root): uidmap's newuidmap
-# for tests/system/namespaces.sh. The .deb files stay in a cache of their
-# own; the network is needed only while that is cold.
-extra=(uidmap)
+# for tests/system/namespaces.sh, redis-server and redis-tools for
+# tests/system/farm.sh. The .deb files stay in a cache of their own; the
+# network is needed only while that is cold.
+extra=(uidmap redis-server redis-tools)
 debcache=${UNIQD_CACHE:-/var/cache/uniqd}/system-debs
 mkdir -p "$debcache/partial"
 mount --bind "$debcache" "$root/var/cache/apt/archives" &&
@@ -78,6 +79,8 @@ if in_copy apt-get install -y -q --no-install-recommends "${extra[@]}" >"$out/ap
    { in_copy apt-get update -q && in_copy apt-get install -y -q --no-install-recommends "${extra[@]}"; } \
 	>>"$out/apt-extra.log" 2>&1; then
 	say "ok system:host.apt-extra"
+	# farm.sh starts its own nodes; the packaged one stays off.
+	in_copy systemctl disable --quiet redis-server >>"$out/apt-extra.log" 2>&1
 else
 	say "not ok system:host.apt-extra: ${extra[*]}: see $out/apt-extra.log"
 fi

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# uniqd-farm: push and pull a pool's entries through Redis Cluster
+# (tools/farm/, Documentation/design.rst "Beyond one machine"). Links
+# Debian's hiredis (libhiredis-dev) for the protocol and libuniqd and the
+# module's BLAKE3 statically, like uniqdctl.
+
+FARM_SRCS := tools/farm/farm.c tools/farm/cluster.c
+FARM_DEPS := $(FARM_SRCS) tools/farm/cluster.h $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(B3_OBJS)
+
+TOOL_BINS += $(B)/bin/uniqd-farm
+
+.PHONY: farm install-farm
+farm: $(B)/bin/uniqd-farm
+
+$(B)/bin/uniqd-farm: $(FARM_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Itools/farm $(LDFLAGS) $(FARM_SRCS) $(LIBUNIQD_A) $(B3_OBJS) -lhiredis -o $@
+
+install-user: install-farm
+install-farm: $(B)/bin/uniqd-farm
+	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 0755 $< $(DESTDIR)$(BINDIR)/
+UNINSTALL_FILES += $(BINDIR)/uniqd-farm
+
+# Its cluster client against three local redis-server nodes (native test).
+$(B)/native/test_farm_cluster: tests/native/test_farm_cluster.c tools/farm/cluster.c \
+		tools/farm/cluster.h tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Itools/farm $< tools/farm/cluster.c -lhiredis -o $@

@@ -1,0 +1,201 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2317  # the checks are called through check()
+#
+# Full-system guest (tools/testing/system.sh): two machines of a build farm
+# share their pools through Redis Cluster with uniqd-farm
+# (Documentation/design.rst, "Beyond one machine"). Three Debian
+# redis-server nodes in cluster mode on the guest's loopback (no traffic
+# leaves the guest); each machine is a container with its own ipc namespace
+# (unshare --ipc) and so its own pool "farm". Each interns an overlapping
+# part of a corpus (the identifiers of /usr/include), pushes, pulls the
+# other's, and both then hold every content, with a translation that maps
+# each of the other's handles to its own handle of the same content. A third
+# machine pulls while a node is killed, and from a cluster holding garbage:
+# it gets a clear error and its pool is as it was; once the node is back
+# the same pull completes.
+# Results on fd 3 as "ok farm.<case>" / "not ok farm.<case>: why".
+SUITE=farm
+# shellcheck source=tests/system/result.bash
+. "${UNIQD_SYSTEM_LIB:-/usr/local/lib/uniqd-system}/result.bash"
+work=$(mktemp -d)
+ports=(7001 7002 7003)
+declare -A hold
+
+[ -d /sys/module/uniqd ] || modprobe uniqd
+cleanup() {
+	local p
+	for p in "${ports[@]}"; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1; done
+	for p in "${hold[@]}"; do kill "$p" 2>/dev/null; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+node_start() {
+	mkdir -p "$work/redis-$1"
+	(cd "$work/redis-$1" && redis-server --port "$1" --bind 127.0.0.1 \
+		--cluster-enabled yes --cluster-config-file nodes.conf \
+		--cluster-node-timeout 2000 --appendonly yes --appendfsync always \
+		--save '' --daemonize yes --logfile redis.log)
+}
+
+# Waits (30 s at most) until every node says the cluster is ok.
+cluster_ok() {
+	local p _
+	for _ in $(seq 60); do
+		for p in "${ports[@]}"; do
+			redis-cli -p "$p" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || break
+		done
+		redis-cli -p "$p" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && return 0
+		sleep 0.5
+	done
+	echo "the cluster is not ok"
+	return 1
+}
+
+cluster() {
+	local p
+	command -v redis-server && command -v uniqd-farm || return 1
+	for p in "${ports[@]}"; do node_start "$p" || return 1; done
+	sleep 1
+	redis-cli --cluster create 127.0.0.1:7001 127.0.0.1:7002 127.0.0.1:7003 \
+		--cluster-replicas 0 --cluster-yes >"$work/create.log" 2>&1 ||
+		{ cat "$work/create.log"; return 1; }
+	cluster_ok
+}
+check cluster cluster
+
+# A machine: a pool "farm" held in an ipc namespace of its own; in_m M CMD
+# runs CMD in machine M's namespace.
+machine() {
+	unshare --ipc uniqdctl hold farm --seconds 1200 >"$work/hold-$1" 2>&1 &
+	hold[$1]=$!
+	for _ in $(seq 100); do
+		grep -q '^holding' "$work/hold-$1" && return 0
+		sleep 0.1
+	done
+	cat "$work/hold-$1"
+	return 1
+}
+in_m() {
+	local m=$1
+	shift
+	nsenter -t "${hold[$m]}" --ipc -- "$@"
+}
+# Contents of machine M's pool as "content handle", sorted by content.
+contents() {
+	in_m "$1" uniqdctl -p farm dump | awk '{ print $4, $1 }' | sort
+}
+
+corpus() {
+	grep -ohE '\b[A-Za-z_][A-Za-z0-9_]{2,40}\b' /usr/include/*.h | sort -u > "$work/all"
+	n=$(wc -l < "$work/all")
+	# a: the first 60%, b: the last 60%.
+	head -n $((n * 6 / 10)) "$work/all" > "$work/half-a"
+	tail -n $((n * 6 / 10)) "$work/all" > "$work/half-b"
+	echo "$n identifiers, $(wc -l < "$work/half-a") each"
+	[ "$n" -gt 1000 ]
+}
+
+exchange() {
+	local m o n held
+	for m in a b; do
+		machine "$m" || return 1
+		in_m "$m" uniqdctl -p farm -c ident intern < "$work/half-$m" > /dev/null || return 1
+		in_m "$m" uniqd-farm -s 127.0.0.1:7001 -p farm push "$m" | tee "$work/push-$m" || return 1
+	done
+	# b's push found the overlap already there.
+	grep -q "pushed $(wc -l < "$work/half-b") entries .* ([1-9][0-9]* of them already" \
+		"$work/push-b" || { echo "b's push did not find a's contents"; return 1; }
+	for m in a b; do
+		o=$([ "$m" = a ] && echo b || echo a)
+		in_m "$m" uniqd-farm -s 127.0.0.1:7002 -p farm pull "$o" "$work/map-$m" ||
+			return 1
+	done
+	# The cluster holds each content once.
+	held=0
+	for p in "${ports[@]}"; do
+		n=$(redis-cli -p "$p" --scan --pattern 'uniqd:e:*' | wc -l)
+		held=$((held + n))
+	done
+	[ "$held" -eq "$(wc -l < "$work/all")" ] ||
+		{ echo "the cluster holds $held entries for $(wc -l < "$work/all") contents"; return 1; }
+	for m in a b; do
+		contents "$m" > "$work/contents-$m"
+		[ "$(wc -l < "$work/contents-$m")" -eq "$(wc -l < "$work/all")" ] ||
+			{ echo "$m holds $(wc -l < "$work/contents-$m") contents, not all"; return 1; }
+	done
+	# Both hold the same contents; each of the other's handles maps to
+	# its own handle of the same content.
+	diff <(cut -d' ' -f1 "$work/contents-a") <(cut -d' ' -f1 "$work/contents-b") ||
+		{ echo "a and b hold different contents"; return 1; }
+	for m in a b; do
+		o=$([ "$m" = a ] && echo b || echo a)
+		# remote handle -> content (o's dump), local handle -> content (m's dump).
+		awk 'FILENAME == ARGV[1] { c[$2] = $1; next }
+		     FILENAME == ARGV[2] { l[$2] = $1; next }
+		     { n++; if (!($1 in c) || !($2 in l) || c[$1] != l[$2]) { bad++; print "map", $0 } }
+		     END { printf "%d mapped, %d wrong\n", n, bad; exit bad || !n }' \
+			"$work/contents-$o" "$work/contents-$m" "$work/map-$m" || return 1
+		[ "$(wc -l < "$work/map-$m")" -eq "$(wc -l < "$work/half-$o")" ] ||
+			{ echo "$m's map has $(wc -l < "$work/map-$m") lines"; return 1; }
+	done
+}
+check corpus corpus
+check exchange exchange
+
+entries_of() {
+	in_m "$1" uniqdctl -p farm stats | awk '$1 == "entries" { print $2 }'
+}
+
+# Machine c holds one entry of its own, and pulls a's while a node dies.
+node_lost() {
+	local before after rc pid
+	machine c || return 1
+	in_m c uniqdctl -p farm -c ident intern own-entry >/dev/null || return 1
+	before=$(entries_of c)
+	# Killed during the pull: complete, or a clear error and c as it was.
+	pid=$(redis-cli -p 7002 info server | tr -d '\r' | awk -F: '$1 == "process_id" { print $2 }')
+	in_m c uniqd-farm -s 127.0.0.1:7001 -p farm pull a "$work/map-c" > "$work/pull-c" 2>&1 &
+	sleep 0.3
+	kill -9 "$pid"
+	wait $!
+	rc=$?
+	cat "$work/pull-c"
+	after=$(entries_of c)
+	if [ "$rc" -eq 0 ]; then
+		[ "$after" -eq $((before + $(wc -l < "$work/half-a"))) ] ||
+			{ echo "a pull that succeeded left $after entries"; return 1; }
+	else
+		[ "$after" -eq "$before" ] || { echo "a failed pull left $after entries, not $before"; return 1; }
+	fi
+	# With the node down, a pull fails clearly and changes nothing.
+	in_m c uniqd-farm -s 127.0.0.1:7001 -p farm pull b "$work/map-c2" > "$work/pull-c2" 2>&1 &&
+		{ echo "a pull with a node down succeeded"; return 1; }
+	cat "$work/pull-c2"
+	grep -q '127.0.0.1:7002\|CLUSTERDOWN' "$work/pull-c2" || return 1
+	[ "$(entries_of c)" -eq "$after" ] || { echo "the failed pull changed the pool"; return 1; }
+	# Back (its append-only file kept its keys): the pull completes.
+	node_start 7002 && cluster_ok || return 1
+	in_m c uniqd-farm -s 127.0.0.1:7001 -p farm pull b "$work/map-c2" || return 1
+	[ "$(wc -l < "$work/map-c2")" -eq "$(wc -l < "$work/half-b")" ] ||
+		{ echo "the pull after the node came back mapped $(wc -l < "$work/map-c2")"; return 1; }
+}
+check node-lost node_lost
+
+# Somebody wrote garbage under an entry's digest: the pull refuses it.
+garbage() {
+	local key before
+	key=$(redis-cli -p 7003 --scan --pattern 'uniqd:e:*' | head -n 1)
+	[ -n "$key" ] || { echo "no entry on node 7003"; return 1; }
+	printf '\005\000\000\000identforged' | redis-cli -p 7003 -x set "$key" >/dev/null
+	before=$(entries_of c)
+	if in_m c uniqd-farm -s 127.0.0.1:7001 -p farm pull a > "$work/pull-g" 2>&1 &&
+	   in_m c uniqd-farm -s 127.0.0.1:7001 -p farm pull b >> "$work/pull-g" 2>&1; then
+		cat "$work/pull-g"; echo "a forged entry was pulled"; return 1
+	fi
+	cat "$work/pull-g"
+	grep -q 'does not have that digest' "$work/pull-g" || return 1
+	[ "$(entries_of c)" -eq "$before" ] || { echo "the refused pull changed the pool"; return 1; }
+}
+check garbage garbage
