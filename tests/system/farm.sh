@@ -26,7 +26,8 @@ declare -A hold
 cleanup() {
 	local p
 	for p in "${ports[@]}"; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1; done
-	for p in "${hold[@]}"; do kill "$p" 2>/dev/null; done
+	# The machines' holds were started in check's subshells.
+	pkill -f 'uniqdctl hold farm' 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -66,7 +67,8 @@ cluster() {
 check cluster cluster
 
 # A machine: a pool "farm" held in an ipc namespace of its own; in_m M CMD
-# runs CMD in machine M's namespace.
+# runs CMD in machine M's namespace (within the same check: each check runs
+# in a subshell of its own).
 machine() {
 	unshare --ipc uniqdctl hold farm --seconds 1200 >"$work/hold-$1" 2>&1 &
 	hold[$1]=$!
@@ -186,16 +188,18 @@ check node-lost node_lost
 # Somebody wrote garbage under an entry's digest: the pull refuses it.
 garbage() {
 	local key before
+	machine d || return 1
+	in_m d uniqdctl -p farm -c ident intern own-entry >/dev/null || return 1
 	key=$(redis-cli -p 7003 --scan --pattern 'uniqd:e:*' | head -n 1)
 	[ -n "$key" ] || { echo "no entry on node 7003"; return 1; }
 	printf '\005\000\000\000identforged' | redis-cli -p 7003 -x set "$key" >/dev/null
-	before=$(entries_of c)
-	if in_m c uniqd-farm -s 127.0.0.1:7001 -p farm pull a > "$work/pull-g" 2>&1 &&
-	   in_m c uniqd-farm -s 127.0.0.1:7001 -p farm pull b >> "$work/pull-g" 2>&1; then
+	before=$(entries_of d)
+	if in_m d uniqd-farm -s 127.0.0.1:7001 -p farm pull a > "$work/pull-g" 2>&1 &&
+	   in_m d uniqd-farm -s 127.0.0.1:7001 -p farm pull b >> "$work/pull-g" 2>&1; then
 		cat "$work/pull-g"; echo "a forged entry was pulled"; return 1
 	fi
 	cat "$work/pull-g"
 	grep -q 'does not have that digest' "$work/pull-g" || return 1
-	[ "$(entries_of c)" -eq "$before" ] || { echo "the refused pull changed the pool"; return 1; }
+	[ "$(entries_of d)" -eq "$before" ] || { echo "the refused pull changed the pool"; return 1; }
 }
 check garbage garbage

@@ -60,6 +60,12 @@ pools_named() {
 		NR > 1 && n ~ re { print $1, $2, $4 }'
 }
 
+# Another user, whose quota nothing here uses ("others keep working").
+id other >/dev/null 2>&1 || useradd -m -u 1001 other
+as_other() {
+	setpriv --reuid=other --regid=other --init-groups env HOME=/home/other "$@"
+}
+
 have_tools() {
 	command -v newuidmap && grep "^$user:" /etc/subuid
 }
@@ -92,7 +98,7 @@ subuid_pools() {
 	# tester has used its quota through them; root has not.
 	as_user uniqdctl -p tester-own intern a > "$d/tester" 2>&1
 	grep -q EDQUOT "$d/tester" || { cat "$d/tester"; echo "tester itself got a pool"; return 1; }
-	uniqdctl -p root-own intern a || { echo "root was refused"; return 1; }
+	as_other uniqdctl -p other-own intern a || { echo "another user was refused"; return 1; }
 	pkill -f 'uniqdctl hold sub-p'
 	wait
 	# Their pools are gone: tester has its quota back.
@@ -126,9 +132,9 @@ subuid_entries() {
 	refused=$(grep -l EDQUOT "$d"/intern* | wc -l)
 	[ "$sum" -eq 100 ] || { echo "the subordinate uids created $sum entries, not 100"; return 1; }
 	[ "$refused" -eq 2 ] || { echo "$refused of 4 were refused, not 2"; return 1; }
-	# Everyone else keeps working (root has a quota of 100 too).
-	uniqdctl -p root-own intern $(seq -f "r-%g" 100) | grep -c '  new  ' |
-		grep -qx 100 || { echo "root could not intern 100 keys"; return 1; }
+	# Everyone else keeps working.
+	as_other uniqdctl -p other-own intern $(seq -f "r-%g" 100) | grep -c '  new  ' |
+		grep -qx 100 || { echo "another user could not intern 100 keys"; return 1; }
 	pkill -f 'uniqdctl hold sub-e'
 	wait
 }
@@ -187,18 +193,17 @@ stop_holds
 # another user's --owned refuses it, and so does root's.
 squatted() {
 	local out
-	id squatter >/dev/null 2>&1 || useradd -m -u 1001 squatter || return 1
 	as_user uniqdctl hold default --share-all --seconds 60 > "$work/squat" 2>&1 </dev/null &
 	await "$work/squat" || return 1
-	out=$(setpriv --reuid=squatter --regid=squatter --init-groups \
-		uniqdctl --owned intern mine 2>&1) && { echo "$out"; echo "--owned joined tester's pool"; return 1; }
+	out=$(as_other uniqdctl --owned intern mine 2>&1) &&
+		{ echo "$out"; echo "--owned joined tester's pool"; return 1; }
 	echo "$out"
 	grep -q EPERM <<< "$out" || return 1
 	out=$(uniqdctl --owned intern mine 2>&1) && { echo "root's --owned joined it"; return 1; }
 	grep -q EPERM <<< "$out" || { echo "$out"; return 1; }
 	# Without --owned the pool is joined, as its owner asked (--share-all).
-	setpriv --reuid=squatter --regid=squatter --init-groups uniqdctl intern mine ||
-		{ echo "squatter could not join a --share-all pool"; return 1; }
+	as_other uniqdctl intern mine ||
+		{ echo "another user could not join a --share-all pool"; return 1; }
 	pkill -f 'uniqdctl hold default'
 	wait
 }
