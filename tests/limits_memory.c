@@ -30,8 +30,7 @@
 #include "harness.h"
 #include "uniqd_test.h"
 
-#define CG		"/sys/fs/cgroup"
-#define MYCG		CG "/uniqd-limits"
+#define MYCG		"uniqd-limits"
 
 static int have_memcg, mounted_cg;
 static __u32 max_key_len;
@@ -60,36 +59,13 @@ static long long mem_now(void)
 {
 	if (!have_memcg)
 		return meminfo("Slab") + meminfo("VmallocUsed");
-	return ut_read_ll(MYCG "/memory.current");
+	return ut_read_ll(UT_CG "/" MYCG "/memory.current");
 }
 
 /* Our own cgroup: cgroup2 mounted, the memory controller on, we inside. */
 static int setup_memcg(void)
 {
-	char pid[32];
-
-	mkdir(CG, 0755);
-	if (access(CG "/cgroup.controllers", F_OK)) {
-		if (mount("none", CG, "cgroup2", 0, NULL))
-			return -1;
-		mounted_cg = 1;
-	}
-	if (ut_write_file(CG "/cgroup.subtree_control", "+memory"))
-		return -1;
-	if (mkdir(MYCG, 0755) && errno != EEXIST)
-		return -1;
-	if (access(MYCG "/memory.current", F_OK))
-		return -1;
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	return ut_write_file(MYCG "/cgroup.procs", pid);
-}
-
-static void leave_memcg(void)
-{
-	char pid[32];
-
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	ut_write_file(CG "/cgroup.procs", pid);
+	return ut_memcg_make(MYCG, &mounted_cg) || ut_cgroup_join(MYCG);
 }
 
 static void sleep_ms(int ms)
@@ -201,7 +177,7 @@ static pid_t start_other(int nkeys)
 	pid = fork();
 	if (pid)
 		return pid;
-	leave_memcg();
+	ut_cgroup_join("");
 	{
 		__u64 *h = calloc(nkeys, sizeof(*h)), hh;
 		__u8 *buf = malloc(max_key_len + 1);
@@ -614,10 +590,10 @@ int main(void)
 	}
 
 	if (have_memcg) {
-		leave_memcg();
-		rmdir(MYCG);
+		ut_cgroup_join("");
+		rmdir(UT_CG "/" MYCG);
 		if (mounted_cg)
-			umount(CG);
+			umount(UT_CG);
 	}
 	return th_finish();
 }

@@ -15,34 +15,7 @@
 #include "harness.h"
 #include "uniqd_test.h"
 
-#define CG	"/sys/fs/cgroup"
 #define KEY	65536
-
-/* A child cgroup with the memory controller; 0 when it is there. */
-static int setup_cgroup(const char *name)
-{
-	char path[128];
-
-	mkdir(CG, 0755);
-	if (access(CG "/cgroup.controllers", F_OK) &&
-	    mount("cgroup2", CG, "cgroup2", 0, NULL))
-		return -1;
-	if (ut_write_file(CG "/cgroup.subtree_control", "+memory"))
-		return -1;
-	snprintf(path, sizeof(path), CG "/%s", name);
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
-static int join_cgroup(const char *name)
-{
-	char path[128], pid[32];
-
-	snprintf(path, sizeof(path), CG "/%s/cgroup.procs", name);
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	return ut_write_file(path, pid);
-}
 
 struct report {
 	int count;
@@ -58,7 +31,7 @@ static void interner(const char *cg, const char *pool, int n,
 	int fd, i;
 	__u32 cls;
 
-	if (join_cgroup(cg))
+	if (ut_cgroup_join(cg))
 		_exit(20);
 	fd = ut_pool(pool, UNIQD_ATTACH_EXISTING);
 	cls = ut_class(fd, "blob");
@@ -89,8 +62,8 @@ int main(void)
 	th_init("pool_memcg");
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	have_cg = setup_cgroup("uniqd-charge") == 0 &&
-		  setup_cgroup("uniqd-limit") == 0;
+	have_cg = ut_memcg_make("uniqd-charge", NULL) == 0 &&
+		  ut_memcg_make("uniqd-limit", NULL) == 0;
 	if (!have_cg) {
 		th_skip("charged", "no cgroup2 memory controller in this kernel");
 		th_skip("limit", "no cgroup2 memory controller in this kernel");
@@ -100,7 +73,7 @@ int main(void)
 	th_case("pool memory is charged to the cgroup that made it grow") {
 		fd = ut_pool("memcg-charge", UNIQD_ATTACH_NEW);
 		CHECK(fd >= 0, "attach: %s", strerror(errno));
-		before = ut_read_ll(CG "/uniqd-charge/memory.current");
+		before = ut_read_ll(UT_CG "/uniqd-charge/memory.current");
 		memset(r, 0, sizeof(*r));
 		fflush(stdout);
 		pid = fork();
@@ -112,12 +85,12 @@ int main(void)
 		CHECK(r->count == 64 && !r->err, "interned %d: %s", r->count,
 		      strerror(r->err));
 		/* The child is gone; its 4 MiB of content stay charged. */
-		during = ut_read_ll(CG "/uniqd-charge/memory.current");
+		during = ut_read_ll(UT_CG "/uniqd-charge/memory.current");
 		CHECK(during - before >= 64LL * KEY, "charged %lld bytes",
 		      during - before);
 		close(fd);
 		/* Freed with the pool (frees may uncharge lazily: allow 1 MiB). */
-		after = ut_read_ll(CG "/uniqd-charge/memory.current");
+		after = ut_read_ll(UT_CG "/uniqd-charge/memory.current");
 		CHECK(during - after >= 63LL * KEY, "after free: %lld -> %lld",
 		      during, after);
 		printf("# memory.current: %lld before, %lld with the pool, "
@@ -133,9 +106,9 @@ int main(void)
 		CHECK(fd >= 0, "attach: %s", strerror(errno));
 		CHECK(ut_class(fd, "blob") == 1, "class");
 		snprintf(limit, sizeof(limit), "%lld",
-			 ut_read_ll(CG "/uniqd-limit/memory.current") + (8LL << 20));
-		CHECK_OK(ut_write_file(CG "/uniqd-limit/memory.max", limit));
-		ut_write_file(CG "/uniqd-limit/memory.swap.max", "0");
+			 ut_read_ll(UT_CG "/uniqd-limit/memory.current") + (8LL << 20));
+		CHECK_OK(ut_write_file(UT_CG "/uniqd-limit/memory.max", limit));
+		ut_write_file(UT_CG "/uniqd-limit/memory.swap.max", "0");
 		memset(r, 0, sizeof(*r));
 		fflush(stdout);
 		pid = fork();

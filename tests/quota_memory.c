@@ -21,14 +21,11 @@
  */
 #define _GNU_SOURCE
 #include <sys/fsuid.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 
 #include "harness.h"
 #include "uniqd_test.h"
 
-#define CG		"/sys/fs/cgroup"
-#define MYCG		CG "/uniqd-quota-memory"
+#define MYCG		"uniqd-quota-memory"
 #define PARAM		"/sys/module/uniqd/parameters/max_user_entries"
 #define CLASSES		4096	/* 512 on the debug kernel, see main() */
 #define USER		1000
@@ -40,32 +37,7 @@ static int classes = CLASSES;
 
 static long long mem_now(void)
 {
-	return ut_read_ll(MYCG "/memory.current");
-}
-
-static int setup_memcg(void)
-{
-	char pid[32];
-
-	mkdir(CG, 0755);
-	if (access(CG "/cgroup.controllers", F_OK) &&
-	    mount("none", CG, "cgroup2", 0, NULL))
-		return -1;
-	if (ut_write_file(CG "/cgroup.subtree_control", "+memory"))
-		return -1;
-	if (mkdir(MYCG, 0755) && errno != EEXIST)
-		return -1;
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	return ut_write_file(MYCG "/cgroup.procs", pid);
-}
-
-static void leave_memcg(void)
-{
-	char pid[32];
-
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	ut_write_file(CG "/cgroup.procs", pid);
-	rmdir(MYCG);
+	return ut_read_ll(UT_CG "/" MYCG "/memory.current");
 }
 
 /* The debug kernel is the one with kmemleak. */
@@ -148,7 +120,7 @@ int main(void)
 	saved[strcspn(saved, "\n")] = '\0';
 
 	th_case("a memory cgroup of its own") {
-		cg = setup_memcg();
+		cg = ut_memcg_make(MYCG, NULL) || ut_cgroup_join(MYCG);
 		CHECK(!cg, "%s: %s", MYCG, strerror(errno));
 	}
 	if (cg)
@@ -232,6 +204,7 @@ int main(void)
 	}
 
 	ut_write_file(PARAM, saved);
-	leave_memcg();
+	ut_cgroup_join("");
+	rmdir(UT_CG "/" MYCG);
 	return th_finish();
 }

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -245,6 +247,43 @@ static inline int ut_write_file(const char *path, const char *s)
 	n = write(fd, s, strlen(s));
 	close(fd);
 	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/*
+ * Memory cgroups for the tests that measure or limit what a pool costs:
+ * cgroup2 at UT_CG (mounted if it is not; *@mounted says so, may be NULL)
+ * with the memory controller on for its children, and a child @name.
+ */
+#define UT_CG "/sys/fs/cgroup"
+
+static inline int ut_memcg_make(const char *name, int *mounted)
+{
+	char path[128];
+
+	mkdir(UT_CG, 0755);
+	if (access(UT_CG "/cgroup.controllers", F_OK)) {
+		if (mount("none", UT_CG, "cgroup2", 0, NULL))
+			return -1;
+		if (mounted)
+			*mounted = 1;
+	}
+	if (ut_write_file(UT_CG "/cgroup.subtree_control", "+memory"))
+		return -1;
+	snprintf(path, sizeof(path), UT_CG "/%s", name);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -1;
+	snprintf(path, sizeof(path), UT_CG "/%s/memory.current", name);
+	return access(path, F_OK);
+}
+
+/* Move the calling process into cgroup @name ("" for the root). */
+static inline int ut_cgroup_join(const char *name)
+{
+	char path[128], pid[32];
+
+	snprintf(path, sizeof(path), UT_CG "/%s%scgroup.procs", name, *name ? "/" : "");
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	return ut_write_file(path, pid);
 }
 
 /* What DIGEST must be: BLAKE3-256(le32(name len) || name || content). */
