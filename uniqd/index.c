@@ -27,8 +27,12 @@
 #include <linux/string.h>
 
 #include "map.h"
-#include "maphash.h"
 #include "trace.h"
+
+/* uniqd_maphash() comes with the uapi header, under this condition. */
+#ifndef __SIZEOF_INT128__
+#error "the mapped index hash needs 128-bit integers"
+#endif
 
 /* Put @v into @slots (2^@log2 of them); false if its window is full. */
 static bool uniqd_index_place(u64 *slots, u32 log2, u64 v)
