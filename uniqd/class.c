@@ -261,13 +261,14 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 	}
 	if (ret)
 		goto uncharge;
-	ret = uniqd_map_entry_new(&pool->map, idx, cls->id, buf, len, &slot);
-	if (ret)
-		goto erase;
+	/* The kernel record first: failing then wastes no mapped space. */
 	ret = -ENOMEM;
 	rec = uniqd_arena_alloc(&pool->arena, sizeof(*rec));
 	if (!rec)
-		goto waste_map;
+		goto erase;
+	ret = uniqd_map_entry_new(&pool->map, idx, cls->id, buf, len, &slot);
+	if (ret)
+		goto unalloc;
 	rec->idx = idx;
 	rec->class_id = cls->id;
 	rec->len = len;
@@ -282,7 +283,6 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 	got = uniqd_table_insert(&cls->table, hash, rec, uniqd_publish_xa, &pub);
 	if (got != rec) {
 		/* An error, or another inserter won: neither was ever visible. */
-		back = uniqd_arena_unalloc(&pool->arena, rec, sizeof(*rec));
 		out = got;
 		goto waste_map;
 	}
@@ -295,13 +295,15 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 	trace_uniqd_entry_create(uniqd_handle(pool, idx), cls->id, len);
 	return rec;
 
-waste_map:
 	/*
 	 * Its max_bytes go back only if all its space did: what still takes
-	 * room in the records region (sized from max_bytes) stays counted, so
-	 * max_bytes fills first and STATS.arena_bytes shows it.
+	 * room (in the records region, sized from max_bytes) stays counted,
+	 * so max_bytes fills first and STATS.arena_bytes shows it.
 	 */
-	back &= uniqd_map_entry_waste(&pool->map, &slot);
+waste_map:
+	back = uniqd_map_entry_waste(&pool->map, &slot);
+unalloc:
+	back &= uniqd_arena_unalloc(&pool->arena, rec, sizeof(*rec));
 erase:
 	xa_erase(&pool->entries, idx);
 uncharge:

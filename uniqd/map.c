@@ -129,14 +129,17 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	/*
 	 * The index doubles while more than half full: its largest array has
 	 * at most 4 * max_entries slots, and all arrays together less than
-	 * twice that. Records waste at most 1/8 of a chunk and less than a
-	 * page per record larger than 8 KiB: twice max_bytes is room enough.
+	 * twice that. The records max_bytes counts take at most 1.5 times
+	 * their bytes (a chunk's tail is under 1/7 of what it holds, a record
+	 * larger than 8 KiB wastes under a page), and one given-back area of
+	 * pages waiting for reuse (uniqd_map_entry_waste()) at most as much
+	 * again: three times max_bytes is room enough.
 	 */
 	slots = roundup_pow_of_two(max(2 * max_entries,
 				       1ULL << UNIQD_MAP_INDEX_MIN_LOG2));
 	entries_pages = DIV_ROUND_UP((max_entries + 1) * sizeof(u64), PAGE_SIZE);
 	index_pages = DIV_ROUND_UP(2 * slots * sizeof(u64), PAGE_SIZE);
-	records_pages = DIV_ROUND_UP(2 * max_bytes, PAGE_SIZE) +
+	records_pages = DIV_ROUND_UP(3 * max_bytes, PAGE_SIZE) +
 			UNIQD_MAP_CHUNK_PAGES;
 	m->entries_pg = 1;
 	m->index_pg = m->entries_pg + entries_pages;
@@ -237,6 +240,12 @@ static void *uniqd_map_rec_space(struct uniqd_map *m, u32 size, u64 *off)
 	}
 	n = size > chunk / 8 ? DIV_ROUND_UP(size, PAGE_SIZE) :
 			       UNIQD_MAP_CHUNK_PAGES;
+	if (m->spare && size > chunk / 8 && m->spare_pages == n) {
+		p = m->spare;
+		*off = m->spare_off;
+		m->spare = NULL;
+		return p;
+	}
 	if (n > m->records_pg + m->records_pages - m->records_next)
 		return ERR_PTR(-EDQUOT);
 	p = uniqd_map_alloc(m, m->records_next, n);
@@ -290,17 +299,28 @@ unlock:
 
 /*
  * A record that will never be published (an error, or another inserter
- * won): zero it, and give its space back if it still is the latest.
- * Returns whether it did; if not, the space stays used until the pool dies.
+ * won): zero it, and give its space back if it can be reused: the latest
+ * record of the chunk, or pages of its own when no other such area waits
+ * (the next record of as many pages takes them). Returns whether it did;
+ * if not, the space stays used until the pool dies. Pages are never freed
+ * here: a reader may have faulted them in.
  */
 bool uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s)
 {
+	u32 chunk = UNIQD_MAP_CHUNK_PAGES << PAGE_SHIFT;
 	bool back = false;
 
 	mutex_lock(&m->lock);
 	memset(s->rec, 0, s->size);
-	if (m->chunk && s->off + s->size == m->chunk_off + m->chunk_used &&
-	    s->off >= m->chunk_off) {
+	if (s->size > chunk / 8) {
+		if (!m->spare) {
+			m->spare = s->rec;
+			m->spare_off = s->off;
+			m->spare_pages = DIV_ROUND_UP(s->size, PAGE_SIZE);
+			back = true;
+		}
+	} else if (m->chunk && s->off >= m->chunk_off &&
+		   s->off + s->size == m->chunk_off + m->chunk_used) {
 		m->chunk_used -= s->size;
 		back = true;
 	}

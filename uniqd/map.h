@@ -54,6 +54,9 @@ struct uniqd_map {
 	u8 *chunk;			/* record chunk being filled, or NULL */
 	u32 chunk_used;			/* bytes of it handed out */
 	u64 chunk_off;			/* its offset in the mapping */
+	void *spare;			/* given-back pages of a big record */
+	u64 spare_off;
+	u32 spare_pages;
 
 	u64 *slots;			/* the current index array, or NULL */
 	u32 log2;			/* of its slots */
