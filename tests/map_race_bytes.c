@@ -20,22 +20,28 @@
 #define MAX_ROUNDS	4000
 
 struct shared {
-	int count, gen, stop;
+	int count, gen, stop, go;
 	int rounds, created, edquot, enomem, other, other_errno;
 };
 
-/* All NPROC processes meet here before each round. */
-static void meet(struct shared *sh)
+/*
+ * All NPROC processes meet here before each round; the last to come
+ * decides for all whether the round runs (no one has asked to stop), so
+ * that all leave at the same round.
+ */
+static int meet(struct shared *sh)
 {
 	int gen = __atomic_load_n(&sh->gen, __ATOMIC_ACQUIRE);
 
 	if (__atomic_add_fetch(&sh->count, 1, __ATOMIC_ACQ_REL) == NPROC) {
 		__atomic_store_n(&sh->count, 0, __ATOMIC_RELAXED);
+		sh->go = !__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE);
 		__atomic_store_n(&sh->gen, gen + 1, __ATOMIC_RELEASE);
-		return;
+	} else {
+		while (__atomic_load_n(&sh->gen, __ATOMIC_ACQUIRE) == gen)
+			sched_yield();
 	}
-	while (__atomic_load_n(&sh->gen, __ATOMIC_ACQUIRE) == gen)
-		sched_yield();
+	return sh->go;
 }
 
 static int racer(struct shared *sh, int me)
@@ -47,8 +53,7 @@ static int racer(struct shared *sh, int me)
 	for (int r = 0; r < MAX_ROUNDS; r++) {
 		__u32 status = 0;
 
-		meet(sh);
-		if (__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE))
+		if (!meet(sh))
 			break;
 		if (!me)
 			sh->rounds = r + 1;
@@ -67,9 +72,6 @@ static int racer(struct shared *sh, int me)
 			__atomic_add_fetch(&sh->created, 1, __ATOMIC_RELAXED);
 		}
 	}
-	/* Release whoever still waits for a round we will not run. */
-	__atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
-	meet(sh);
 	return 0;
 }
 

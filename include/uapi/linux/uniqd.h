@@ -22,6 +22,7 @@
 #ifndef _UAPI_LINUX_UNIQD_H
 #define _UAPI_LINUX_UNIQD_H
 
+#include <asm/byteorder.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
@@ -248,18 +249,21 @@ struct uniqd_map_header {		/* at offset 0, one page */
 #define UNIQD_MAP_HASH_C2	0x4b33a62ed433d4a3ULL
 #define UNIQD_MAP_HASH_C3	0x4d5a2da51de1aa47ULL
 
-/* Little-endian loads of possibly unaligned bytes. */
+/* Little-endian loads of possibly unaligned bytes (one load where it can). */
 static __inline__ __u64 uniqd_map_hash_rd64(const __u8 *p)
 {
-	return (__u64)p[0] | (__u64)p[1] << 8 | (__u64)p[2] << 16 |
-	       (__u64)p[3] << 24 | (__u64)p[4] << 32 | (__u64)p[5] << 40 |
-	       (__u64)p[6] << 48 | (__u64)p[7] << 56;
+	__u64 v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return __le64_to_cpu(v);
 }
 
 static __inline__ __u64 uniqd_map_hash_rd32(const __u8 *p)
 {
-	return (__u64)p[0] | (__u64)p[1] << 8 | (__u64)p[2] << 16 |
-	       (__u64)p[3] << 24;
+	__u32 v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return __le32_to_cpu(v);
 }
 
 /* The 128-bit product of @a and @b, its two halves xored. */
@@ -294,12 +298,13 @@ static __inline__ __u64 uniqd_maphash(__u64 seed0, __u64 seed1,
 
 	if (len <= 16) {
 		if (len >= 4) {
+			const __u8 *e = p + len - 4;
 			__u32 q = (len >> 3) << 2;
 
 			a = uniqd_map_hash_rd32(p) << 32 |
 			    uniqd_map_hash_rd32(p + q);
-			b = uniqd_map_hash_rd32(p + len - 4) << 32 |
-			    uniqd_map_hash_rd32(p + len - 4 - q);
+			b = uniqd_map_hash_rd32(e) << 32 |
+			    uniqd_map_hash_rd32(e - q);
 		} else if (len) {
 			a = (__u64)p[0] << 16 | (__u64)p[len >> 1] << 8 |
 			    p[len - 1];
