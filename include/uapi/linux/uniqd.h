@@ -252,7 +252,7 @@ struct uniqd_map_header {		/* at offset 0, one page */
 /* Little-endian loads of possibly unaligned bytes (one load where it can). */
 static __inline__ __u64 uniqd_map_hash_rd64(const __u8 *p)
 {
-	__u64 v;
+	__le64 v;
 
 	__builtin_memcpy(&v, p, sizeof(v));
 	return __le64_to_cpu(v);
@@ -260,7 +260,7 @@ static __inline__ __u64 uniqd_map_hash_rd64(const __u8 *p)
 
 static __inline__ __u64 uniqd_map_hash_rd32(const __u8 *p)
 {
-	__u32 v;
+	__le32 v;
 
 	__builtin_memcpy(&v, p, sizeof(v));
 	return __le32_to_cpu(v);
@@ -269,7 +269,7 @@ static __inline__ __u64 uniqd_map_hash_rd32(const __u8 *p)
 /* The 128-bit product of @a and @b, its two halves xored. */
 static __inline__ __u64 uniqd_map_hash_mix(__u64 a, __u64 b)
 {
-	__extension__ unsigned __int128 r = (unsigned __int128)a * b;
+	__extension__ __uint128_t r = (__uint128_t)a * b;
 
 	return (__u64)r ^ (__u64)(r >> 64);
 }
