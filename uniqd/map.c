@@ -131,16 +131,18 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	 * at most 4 * max_entries slots, and all arrays together less than
 	 * twice that. The records max_bytes counts take at most 1.5 times
 	 * their bytes (a chunk's tail is under 1/7 of what it holds, a record
-	 * larger than 8 KiB wastes under a page), and one given-back area of
-	 * pages waiting for reuse (uniqd_map_entry_waste()) at most as much
-	 * again: three times max_bytes is room enough.
+	 * larger than 8 KiB wastes under a page): twice max_bytes is room
+	 * enough, with one chunk being filled and one given-back area of a
+	 * record's pages waiting for reuse (uniqd_map_entry_waste()).
 	 */
 	slots = roundup_pow_of_two(max(2 * max_entries,
 				       1ULL << UNIQD_MAP_INDEX_MIN_LOG2));
 	entries_pages = DIV_ROUND_UP((max_entries + 1) * sizeof(u64), PAGE_SIZE);
 	index_pages = DIV_ROUND_UP(2 * slots * sizeof(u64), PAGE_SIZE);
-	records_pages = DIV_ROUND_UP(3 * max_bytes, PAGE_SIZE) +
-			UNIQD_MAP_CHUNK_PAGES;
+	records_pages = DIV_ROUND_UP(2 * max_bytes, PAGE_SIZE) +
+			UNIQD_MAP_CHUNK_PAGES +
+			DIV_ROUND_UP(sizeof(struct uniqd_map_rec) + UNIQD_KEY_MAX,
+				     PAGE_SIZE);
 	m->entries_pg = 1;
 	m->index_pg = m->entries_pg + entries_pages;
 	m->records_pg = m->index_pg + index_pages;
