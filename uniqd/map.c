@@ -187,6 +187,13 @@ void uniqd_map_destroy(struct uniqd_map *m)
 	struct page *page;
 	unsigned long pg;
 
+	/*
+	 * uniqd_map_init() never ran (an earlier step of the pool failed) or
+	 * failed: nothing was stored, and the lock and xarray may not even be
+	 * initialised (lockdep would complain about their keys).
+	 */
+	if (!m->hdr)
+		return;
 	while ((vm = m->vms)) {
 		m->vms = vm->next;
 		vunmap(vm->addr);
