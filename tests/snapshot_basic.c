@@ -204,8 +204,14 @@ int main(void)
 		      i < NKEYS ? (unsigned long long)handles[i] : 0ULL);
 	}
 
-	th_case("a pool with the snapshot's id exists: EADDRINUSE, nothing made") {
+	th_case("the pool's name or id is taken: EEXIST, EADDRINUSE, nothing made") {
 		n0 = pools_count(id, NULL);
+		lseek(fd, 0, SEEK_SET);
+		r = uniqd_restore(NULL, fd, 0, NULL);
+		/* The name is checked first. */
+		CHECK(!r && errno == EEXIST, "restore: %s", uniqd_last_error());
+		/* Revoked, the pool frees its name but keeps its id while held. */
+		CHECK_OK(uniqd_revoke(NULL, id));
 		lseek(fd, 0, SEEK_SET);
 		r = uniqd_restore(NULL, fd, 0, NULL);
 		CHECK(!r && errno == EADDRINUSE, "restore: %s", uniqd_last_error());
