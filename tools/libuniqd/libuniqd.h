@@ -411,8 +411,9 @@ uniqd_pool *uniqd_restore(const char *device, int fd, unsigned int flags,
  * Intern the snapshot read from FD into POOL (classes by name) and return
  * in *MAP a malloc()ed array of INFO->entries + 1 handles: (*MAP)[i] is
  * POOL's handle of the snapshot's entry pool_id << 32 | i ((*MAP)[0] is 0).
- * FLAGS must be 0. -1 with errno as uniqd_restore(); entries interned
- * before a failure stay in POOL. See uniqd_merge(3).
+ * INFO must not be NULL; FLAGS must be 0. -1 with errno as
+ * uniqd_restore(); entries interned before a failure stay in POOL. See
+ * uniqd_merge(3).
  */
 int uniqd_merge(uniqd_pool *pool, int fd, unsigned int flags, uint64_t **map,
 		struct uniqd_snapshot_info *info);

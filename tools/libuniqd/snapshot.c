@@ -693,7 +693,7 @@ int uniqd_merge(uniqd_pool *pool, int fd, unsigned int flags, uint64_t **mapp,
 	struct uq_snap s;
 	int ret = -1;
 
-	if (!pool || fd < 0 || flags || !mapp)
+	if (!pool || fd < 0 || flags || !mapp || !info)
 		return uq_fail(UQ_CALL_MERGE, EINVAL, &(struct uq_failure){ .pool = pool });
 	*mapp = NULL;
 	if (uq_snap_load(UQ_CALL_MERGE, fd, &s))
