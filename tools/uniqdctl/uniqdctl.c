@@ -435,7 +435,7 @@ static void read_keys(struct keys *k, int argc, char **argv)
 /* UNIQD_FEAT_* bit i is named feature_names[i]; a bit beyond is "bitN". */
 static const char *const feature_names[] = {
 	"pools", "batch", "resolve", "stats", "blake3-shash", "map", "admin",
-	"attach-owner",
+	"attach-owner", "restore",
 };
 
 static void print_feature(unsigned int bit, const char *before)
