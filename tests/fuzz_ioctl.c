@@ -1402,6 +1402,9 @@ static void one_call(void)
 	req = _IOC(dir, type, nr, usize);
 	if (ci < NCMD)
 		fill(ci, f);
+	/* A shorter struct (ATTACH from 48 bytes): the kernel reads zeroes past it. */
+	if (usize < ksize)
+		memset(img.raw + usize, 0, ksize - usize);
 	/* The tail beyond the struct: zero, or not. */
 	if (usize > ksize) {
 		memset(img.raw + ksize, 0, usize - ksize);
