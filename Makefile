@@ -60,7 +60,7 @@ $(B)/tests/%: tests/%.c tests/harness.h tests/uniqd_test.h tests/uniqd_map_test.
 		include/uapi/linux/uniqd.h \
 		$(USER_OBJS) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) $< $(TEST_LIBS) $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) $(TEST_LIBS) -o $@
 
 $(B)/native/%: tests/native/%.c tests/harness.h $(USER_OBJS)
 	@mkdir -p $(dir $@)
@@ -68,7 +68,7 @@ $(B)/native/%: tests/native/%.c tests/harness.h $(USER_OBJS)
 
 $(B)/demo/%: tools/demo/%.c include/uapi/linux/uniqd.h $(USER_OBJS) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) $< $(TEST_LIBS) $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) $(TEST_LIBS) -o $@
 
 userspace: $(TOOL_BINS) $(TEST_BINS) $(NATIVE_BINS) $(DEMO_BINS)
 

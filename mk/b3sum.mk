@@ -33,7 +33,10 @@ UNINSTALL_FILES += $(BINDIR)/uniqd-b3sum
 $(B3_OBJS): uniqd/blake3.h uniqd/blake3_compat.h uniqd/blake3_impl.h uniqd/blake3_simd.h \
 		uniqd/blake3_tables.h
 ifeq ($(shell $(CC) -dumpmachine | cut -d- -f1),x86_64)
-$(B)/obj/blake3_sse41.o: USER_CFLAGS += -msse4.1
-$(B)/obj/blake3_avx2.o: USER_CFLAGS += -mavx2
-$(B)/obj/blake3_avx512.o: USER_CFLAGS += -mavx512f -mavx512vl
+B3_SIMD_FLAGS_blake3_sse41 := -msse4.1
+B3_SIMD_FLAGS_blake3_avx2 := -mavx2
+B3_SIMD_FLAGS_blake3_avx512 := -mavx512f -mavx512vl
+$(B)/obj/blake3_sse41.o: USER_CFLAGS += $(B3_SIMD_FLAGS_blake3_sse41)
+$(B)/obj/blake3_avx2.o: USER_CFLAGS += $(B3_SIMD_FLAGS_blake3_avx2)
+$(B)/obj/blake3_avx512.o: USER_CFLAGS += $(B3_SIMD_FLAGS_blake3_avx512)
 endif

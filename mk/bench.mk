@@ -33,7 +33,7 @@ userspace: bench-progs
 
 $(B)/bench-bin/%: tools/bench/%.c $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(BENCH_LIBUNIQD)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) $< tools/bench/ubench.c $(BENCH_EXTRA) $(BENCH_LIBUNIQD) $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) $< tools/bench/ubench.c $(BENCH_EXTRA) $(USER_OBJS) $(BENCH_LIBUNIQD) -o $@
 
 # LMDB, the peer in ub_corpus and ub_micro: Debian's liblmdb-dev
 # (tools/deps.sh), its liblmdb.a linked in like everything the guest runs.
@@ -56,7 +56,7 @@ $(B)/bench-lib-c4k/libuniqd.a: $(BENCH_C4K_OBJS)
 
 $(B)/bench-bin/ub_corpus_c4k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(B)/bench-lib-c4k/libuniqd.a
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_c4k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(B)/bench-lib-c4k/libuniqd.a $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_c4k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(USER_OBJS) $(B)/bench-lib-c4k/libuniqd.a -o $@
 
 # The variants are built for make bench only (bench.sh), not by make all;
 # a variant left in build/bench-bin by an older tree is removed, or the

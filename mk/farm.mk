@@ -2,11 +2,11 @@
 #
 # uniqd-farm: push and pull a pool's entries through Redis Cluster
 # (tools/farm/, Documentation/design.rst "Beyond one machine"). Links
-# Debian's hiredis (libhiredis-dev) for the protocol and libuniqd and the
-# module's BLAKE3 statically, like uniqdctl.
+# Debian's hiredis (libhiredis-dev) for the protocol, and libuniqd (with
+# the module's BLAKE3 in it) statically, like uniqdctl.
 
 FARM_SRCS := tools/farm/farm.c tools/farm/cluster.c
-FARM_DEPS := $(FARM_SRCS) tools/farm/cluster.h $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(B3_OBJS)
+FARM_DEPS := $(FARM_SRCS) tools/farm/cluster.h $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
 
 TOOL_BINS += $(B)/bin/uniqd-farm
 
@@ -15,7 +15,7 @@ farm: $(B)/bin/uniqd-farm
 
 $(B)/bin/uniqd-farm: $(FARM_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -Itools/farm $(LDFLAGS) $(FARM_SRCS) $(LIBUNIQD_A) $(B3_OBJS) -lhiredis -o $@
+	$(CC) $(USER_CFLAGS) -Itools/farm $(LDFLAGS) $(FARM_SRCS) $(LIBUNIQD_A) -lhiredis -o $@
 
 install-user: install-farm
 install-farm: $(B)/bin/uniqd-farm

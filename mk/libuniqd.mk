@@ -10,7 +10,12 @@
 #   make install-lib install-headers     (part of make install-user)
 
 LIBUNIQD_SRCS := $(wildcard $(LIBUNIQD_DIR)/*.c)
-LIBUNIQD_OBJS := $(patsubst $(LIBUNIQD_DIR)/%.c,$(B)/libuniqd/%.o,$(LIBUNIQD_SRCS))
+# Snapshots' checksum is BLAKE3 (snapshot.c): the module's source again,
+# compiled position-independent for the shared library. Programs that
+# link B3_OBJS too name them before libuniqd.a, so only one copy is linked.
+LIBUNIQD_B3_OBJS := $(patsubst $(B)/obj/%.o,$(B)/libuniqd/b3/%.o,$(B3_OBJS))
+LIBUNIQD_OBJS := $(patsubst $(LIBUNIQD_DIR)/%.c,$(B)/libuniqd/%.o,$(LIBUNIQD_SRCS)) \
+	$(LIBUNIQD_B3_OBJS)
 LIBUNIQD_LINKS := $(B)/lib/$(LIBUNIQD_SONAME) $(B)/lib/libuniqd.so
 
 # One set of position-independent objects serves both libraries.
@@ -35,6 +40,13 @@ $(LIBUNIQD_VERSION_H): VERSION mk/libuniqd.mk
 $(B)/libuniqd/%.o: $(LIBUNIQD_DIR)/%.c $(LIBUNIQD_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIBUNIQD_CFLAGS) -c $< -o $@
+
+$(B)/libuniqd/b3/%.o: uniqd/%.c uniqd/blake3.h uniqd/blake3_compat.h uniqd/blake3_impl.h \
+		uniqd/blake3_simd.h uniqd/blake3_tables.h
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBUNIQD_CFLAGS) $(B3_SIMD_FLAGS_$(notdir $*)) -c $< -o $@
+
+$(B)/libuniqd/snapshot.o: uniqd/blake3.h uniqd/blake3_compat.h
 
 $(LIBUNIQD_A): $(LIBUNIQD_OBJS)
 	@mkdir -p $(dir $@)

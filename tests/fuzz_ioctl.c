@@ -797,6 +797,15 @@ static void fill(int ci, struct kfile *f)
 				 pct(50) ? mod_max_entries + below(2) : rnd();
 		a->max_classes = pct(70) ? 0 : pct(50) ? below(8) :
 				 pct(50) ? mod_max_classes + below(2) : rnd_u32();
+		/*
+		 * RESTORE makes unpublished pools of chosen ids, outside this
+		 * model (tests/snapshot_basic.c): only with unknown bits too,
+		 * so always EINVAL here. pool_id without it is EINVAL too.
+		 */
+		if (!(a->flags & ~UNIQD_ATTACH_FLAGS))
+			a->flags &= ~UNIQD_ATTACH_RESTORE;
+		a->pool_id = pct(95) ? 0 : rnd_u32();
+		a->reserved = pct(95) ? 0 : rnd_u32();
 		a->status = pct(90) ? 0 : rnd_u32();
 		break;
 	}
@@ -1095,6 +1104,10 @@ static int predict_attach(struct kfile *f, struct expect *x)
 		return EINVAL;
 	if ((a->flags & UNIQD_ATTACH_EXISTING) && (a->flags & UNIQD_ATTACH_NEW))
 		return EINVAL;
+	if (a->reserved || (a->flags & UNIQD_ATTACH_RESTORE ?
+			    !a->pool_id || (a->flags & UNIQD_ATTACH_EXISTING) :
+			    a->pool_id))
+		return EINVAL;
 	if (!a->name_len)
 		return EINVAL;
 	if (a->name_len > UNIQD_POOL_NAME_MAX)
@@ -1347,10 +1360,11 @@ static void one_call(void)
 	memset(&x, 0, sizeof(x));
 	/* Which command, and how its number is spelled. */
 	/*
-	 * Numbers past the model's commands: 12.. (POOLS and REVOKE, 10 and
-	 * 11, act on other pools than the model's: tests/pool_admin.c).
+	 * Numbers past the model's commands: 13.. (POOLS, REVOKE and
+	 * PUBLISH, 10 to 12, act on other pools than the model's:
+	 * tests/pool_admin.c, tests/snapshot_basic.c).
 	 */
-	nr = below(100) < 92 ? (int)below(NCMD) : 12 + (int)below(244);
+	nr = below(100) < 92 ? (int)below(NCMD) : 13 + (int)below(243);
 	ci = nr < NCMD ? nr : NCMD;
 	if (ci == 1 && pct(60)) {
 		/* ATTACH: mostly on a file that is not attached yet. */
@@ -1388,6 +1402,9 @@ static void one_call(void)
 	req = _IOC(dir, type, nr, usize);
 	if (ci < NCMD)
 		fill(ci, f);
+	/* A shorter struct (ATTACH from 48 bytes): the kernel reads zeroes past it. */
+	if (usize < ksize)
+		memset(img.raw + usize, 0, ksize - usize);
 	/* The tail beyond the struct: zero, or not. */
 	if (usize > ksize) {
 		memset(img.raw + ksize, 0, usize - ksize);
@@ -1410,7 +1427,8 @@ static void one_call(void)
 	x.err = -1;
 	if (!valid) {
 		x.err = ENOTTY;
-	} else if (usize < (ci == 8 ? UNIQD_STATS_SIZE_VER0 : ksize)) {
+	} else if (usize < (ci == 8 ? UNIQD_STATS_SIZE_VER0 :
+			    ci == 1 ? UNIQD_ATTACH_SIZE_VER0 : ksize)) {
 		x.err = EINVAL;	/* shorter than the first published struct */
 	} else if ((g = copy_in(arg, ksize, usize, dir & _IOC_WRITE))) {
 		x.err = g;

@@ -106,7 +106,9 @@ int main(void)
 		for (i = 0; i < NCMDS; i++) {
 			/* Below the first published size of the struct. */
 			unsigned int min = cmds[i].cmd == UNIQD_IOC_STATS ?
-					   UNIQD_STATS_SIZE_VER0 : cmds[i].size;
+					   UNIQD_STATS_SIZE_VER0 :
+					   cmds[i].cmd == UNIQD_IOC_ATTACH ?
+					   UNIQD_ATTACH_SIZE_VER0 : cmds[i].size;
 			unsigned long c = _IOC(cmds[i].dir, UNIQD_IOC_MAGIC,
 					       _IOC_NR(cmds[i].cmd), min - 8);
 
@@ -160,8 +162,8 @@ int main(void)
 					  ENOTTY);
 			}
 		}
-		/* The first number past the commands (0x0b is REVOKE). */
-		for (j = 0x0c; j < 0x100; j += 7)
+		/* The first number past the commands (0x0c is PUBLISH). */
+		for (j = 0x0d; j < 0x100; j += 7)
 			CHECK_ERR(ioctl(fd, _IOWR(UNIQD_IOC_MAGIC, j, __u64), page),
 				  ENOTTY);
 		CHECK_ERR(ioctl(fd, _IOWR(0xb4, 0x03, struct uniqd_key), page),

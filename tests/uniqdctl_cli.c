@@ -354,11 +354,11 @@ int main(void)
 		      "%s", r.out);
 		CHECK(strstr(r.out, "module ABI 1") != NULL, "%s", r.out);
 		/* Every feature bit the module sets has its name. */
-		CHECK(strstr(r.out, "features pools batch resolve stats blake3-shash map admin attach-owner (0xff)"),
+		CHECK(strstr(r.out, "features pools batch resolve stats blake3-shash map admin attach-owner restore (0x1ff)"),
 		      "%s", r.out);
 		CHECK(RUN(&r, "--json", "version") == 0 && json_ok(r.out), "%s", r.out);
 		CHECK(strstr(r.out, "\"abi_version\":1") && strstr(r.out, "\"pools\"") &&
-		      strstr(r.out, "\"blake3-shash\",\"map\",\"admin\",\"attach-owner\"]"), "%s", r.out);
+		      strstr(r.out, "\"blake3-shash\",\"map\",\"admin\",\"attach-owner\",\"restore\"]"), "%s", r.out);
 		CHECK(RUN(&r, "--help") == 0 && strstr(r.out, "usage: uniqdctl"), "help");
 	}
 
@@ -614,6 +614,87 @@ int main(void)
 		CHECK(RUN(&r, "hold", "a", "b") == 2, "two pools");
 		CHECK(RUN(&r, "--json", "--pool", "cli.timed", "--seconds", "0.1", "hold") == 0 &&
 		      json_ok(r.out) && strstr(r.out, "\"created\":true"), "%s", r.out);
+	}
+
+	th_case("save, restore and merge a pool") {
+		static const char *const keys[] = { "alpha", "beta", "", "gamma" };
+		uniqd_pool *q = uniqd_open("cli.snap", UNIQD_OPEN_NEW);
+		uint32_t c = q ? uniqd_class(q, "k") : 0;
+		uint64_t hk[4] = { 0 };
+		unsigned long long o, nw;
+		char line[128];
+		FILE *f;
+		int i, n = 0;
+		pid_t pid;
+
+		for (i = 0; c && i < 4; i++)
+			hk[i] = uniqd_intern(q, c, keys[i], strlen(keys[i]));
+		CHECK(hk[3], "pool: %s", uniqd_last_error());
+		CHECK(RUN(&r, "--pool", "cli.snap", "save", "/tmp/cli.snap") == 0 &&
+		      strstr(r.out, "saved pool 'cli.snap'") &&
+		      strstr(r.out, ": 4 entries, 1 classes"), "%s", r.out);
+		CHECK(RUN(&r, "--json", "--pool", "cli.snap", "save", "/tmp/cli.snap") == 0 &&
+		      json_ok(r.out) && strstr(r.out, "\"entries\":4"), "%s", r.out);
+		uniqd_close(q);
+		/* restore holds the pool: look into it from here meanwhile. */
+		fflush(stdout);
+		pid = fork();
+		if (!pid) {
+			execl(UNIQDCTL, "uniqdctl", "--seconds", "30", "restore",
+			      "/tmp/cli.snap", (char *)NULL);
+			_exit(127);
+		}
+		q = NULL;
+		for (i = 0; !q && i < 3000; i++) {
+			q = uniqd_open("cli.snap", UNIQD_OPEN_EXISTING);
+			if (!q)
+				usleep(10000);
+		}
+		CHECK(q, "restored pool: %s", uniqd_last_error());
+		for (i = 0; q && i < 4; i++) {
+			size_t l;
+			const void *d = uniqd_resolve_ptr(q, hk[i], &l, NULL);
+
+			CHECK(d && l == strlen(keys[i]) && !memcmp(d, keys[i], l),
+			      "handle %d", i);
+		}
+		/* merge into another pool, the translation to a file. */
+		{
+			uniqd_pool *m = uniqd_open("cli.merge", UNIQD_OPEN_NEW);
+
+			uniqd_intern_str(m, uniqd_class(m, "zz"), "first");
+			CHECK(RUN(&r, "--pool", "cli.merge", "merge", "/tmp/cli.snap",
+				  "/tmp/cli.map") == 0, "%s", r.err);
+			f = fopen("/tmp/cli.map", "r");
+			while (f && fgets(line, sizeof(line), f) &&
+			       sscanf(line, "%llx %llx", &o, &nw) == 2) {
+				size_t l;
+				const void *d = uniqd_resolve_ptr(m, nw, &l, NULL);
+
+				i = (int)(uint32_t)o - 1;
+				if (i >= 0 && i < 4 && o == hk[i] && d &&
+				    l == strlen(keys[i]) && !memcmp(d, keys[i], l))
+					n++;
+			}
+			if (f)
+				fclose(f);
+			CHECK(n == 4, "%d of 4 translated", n);
+			uniqd_close(m);
+		}
+		uniqd_close(q);
+		kill(pid, SIGTERM);
+		waitpid(pid, &i, 0);
+		CHECK(WIFEXITED(i) && WEXITSTATUS(i) == 0, "restore status %#x", i);
+		/* A damaged file: one error, exit 3, nothing restored. */
+		CHECK(truncate("/tmp/cli.snap", 40) == 0, "truncate");
+		CHECK(RUN(&r, "restore", "/tmp/cli.snap") == 3 &&
+		      strstr(r.err, "restore a snapshot") && strstr(r.err, "EBADMSG"),
+		      "%s", r.err);
+		CHECK(RUN(&r, "--pool", "cli.snap", "stats") == 3, "a pool was left");
+		CHECK(RUN(&r, "restore") == 2 && RUN(&r, "save", "a", "b") == 2,
+		      "usage");
+		unlink("/tmp/cli.snap");
+		unlink("/tmp/cli.map");
 	}
 	return th_finish();
 }

@@ -35,6 +35,7 @@ union uniqd_ioctl_arg {
 	struct uniqd_stats stats;
 	struct uniqd_pools pools;
 	struct uniqd_revoke revoke;
+	struct uniqd_pool_publish publish;
 };
 
 struct uniqd_ioctl_desc {
@@ -57,7 +58,8 @@ static int uniqd_ioc_version(struct uniqd_file *uf, struct uniqd_pool *pool,
 	v->max_key_len = uniqd_max_key_len;
 	v->features = UNIQD_FEAT_POOLS | UNIQD_FEAT_BATCH |
 		      UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS | UNIQD_FEAT_MAP |
-		      UNIQD_FEAT_ADMIN | UNIQD_FEAT_ATTACH_OWNER;
+		      UNIQD_FEAT_ADMIN | UNIQD_FEAT_ATTACH_OWNER |
+		      UNIQD_FEAT_RESTORE;
 	if (uniqd_have_blake3_shash)
 		v->features |= UNIQD_FEAT_BLAKE3_SHASH;
 	v->max_pool_name = UNIQD_POOL_NAME_MAX;
@@ -98,6 +100,11 @@ static int uniqd_ioc_attach(struct uniqd_file *uf, struct uniqd_pool *unused,
 		return -EINVAL;
 	if ((a->flags & UNIQD_ATTACH_EXISTING) && (a->flags & UNIQD_ATTACH_NEW))
 		return -EINVAL;
+	/* RESTORE creates, so never with EXISTING; pool_id is its alone. */
+	if (a->reserved || (a->flags & UNIQD_ATTACH_RESTORE ?
+			    !a->pool_id || (a->flags & UNIQD_ATTACH_EXISTING) :
+			    a->pool_id))
+		return -EINVAL;
 	ret = uniqd_check_name_len(a->name_len, UNIQD_POOL_NAME_MAX);
 	if (ret)
 		return ret;
@@ -125,6 +132,7 @@ static int uniqd_ioc_attach(struct uniqd_file *uf, struct uniqd_pool *unused,
 	req.max_bytes = a->max_bytes;
 	req.max_entries = a->max_entries;
 	req.max_classes = a->max_classes;
+	req.pool_id = a->pool_id;
 	ret = uniqd_pool_attach(&req, &pool, &created);
 	if (ret)
 		goto unlock;
@@ -137,6 +145,7 @@ static int uniqd_ioc_attach(struct uniqd_file *uf, struct uniqd_pool *unused,
 	a->status = created ? UNIQD_ATTACH_CREATED : 0;
 	a->owner_uid = from_kuid_munged(current_user_ns(), pool->owner);
 	a->mode = pool->mode;
+	a->pool_id = pool->id;
 	if (created)
 		trace_uniqd_pool_create(pool->id, pool->name, pool->name_len,
 					pool->owner, pool->mode,
@@ -401,6 +410,16 @@ static int uniqd_ioc_revoke(struct uniqd_file *uf, struct uniqd_pool *unused,
 	return uniqd_pool_revoke(r->id);
 }
 
+static int uniqd_ioc_publish(struct uniqd_file *uf, struct uniqd_pool *pool,
+			     void *arg)
+{
+	struct uniqd_pool_publish *p = arg;
+
+	if (p->flags || p->reserved)
+		return -EINVAL;
+	return uniqd_pool_publish(pool);
+}
+
 #define UNIQD_IOCTL_MIN(_cmd, _min, _fn, _pool, _out_on_err)		\
 	[_IOC_NR(_cmd)] = {						\
 		.cmd = _cmd, .min_size = _min,				\
@@ -411,10 +430,13 @@ static int uniqd_ioc_revoke(struct uniqd_file *uf, struct uniqd_pool *unused,
 	UNIQD_IOCTL_MIN(_cmd, _IOC_SIZE(_cmd), _fn, _pool, _out_on_err)
 
 static_assert(offsetof(struct uniqd_stats, map_bytes) == UNIQD_STATS_SIZE_VER0);
+static_assert(offsetof(struct uniqd_attach, pool_id) == UNIQD_ATTACH_SIZE_VER0);
 
 static const struct uniqd_ioctl_desc uniqd_ioctls[] = {
 	UNIQD_IOCTL(UNIQD_IOC_VERSION, uniqd_ioc_version, false, false),
-	UNIQD_IOCTL(UNIQD_IOC_ATTACH, uniqd_ioc_attach, false, false),
+	/* pool_id came later: the first ATTACH is still served. */
+	UNIQD_IOCTL_MIN(UNIQD_IOC_ATTACH, UNIQD_ATTACH_SIZE_VER0,
+			uniqd_ioc_attach, false, false),
 	UNIQD_IOCTL(UNIQD_IOC_CLASS, uniqd_ioc_class, true, false),
 	UNIQD_IOCTL(UNIQD_IOC_INTERN, uniqd_ioc_intern, true, false),
 	UNIQD_IOCTL(UNIQD_IOC_LOOKUP, uniqd_ioc_lookup, true, false),
@@ -427,6 +449,7 @@ static const struct uniqd_ioctl_desc uniqd_ioctls[] = {
 	UNIQD_IOCTL(UNIQD_IOC_CLASS_INFO, uniqd_ioc_class_info, true, true),
 	UNIQD_IOCTL(UNIQD_IOC_POOLS, uniqd_ioc_pools, false, false),
 	UNIQD_IOCTL(UNIQD_IOC_REVOKE, uniqd_ioc_revoke, false, false),
+	UNIQD_IOCTL(UNIQD_IOC_PUBLISH, uniqd_ioc_publish, true, false),
 };
 
 /*

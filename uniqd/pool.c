@@ -217,7 +217,7 @@ static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
 	*poolp = NULL;
 	pool = uniqd_pool_find(req->ipc_ns, req->name, req->name_len);
 	if (pool) {
-		if (req->flags & UNIQD_ATTACH_NEW)
+		if (req->flags & (UNIQD_ATTACH_NEW | UNIQD_ATTACH_RESTORE))
 			return -EEXIST;
 		/* Someone else took the name: not the pool the caller meant. */
 		if ((req->flags & UNIQD_ATTACH_OWNED) &&
@@ -236,6 +236,39 @@ static int uniqd_pool_lookup(const struct uniqd_attach_req *req,
 		return -ENOSPC;
 	}
 	/* max_user_pools is charged when the pool is made (quota.c). */
+	return 0;
+}
+
+static void uniqd_pool_hash_add(struct uniqd_pool *pool)
+{
+	lockdep_assert_held(&uniqd_pools_mutex);
+	hash_add(uniqd_pools, &pool->node,
+		 uniqd_name_hash(pool->ipc_ns, pool->name, pool->name_len));
+}
+
+/*
+ * UNIQD_ATTACH_RESTORE: @pool takes the id @id, the one its snapshot's
+ * handles carry, if no pool has it now (-EADDRINUSE). Any id that is free
+ * may be taken, also one this module issued before: the snapshot is the
+ * authority on what its handles mean (design.rst, "Snapshots"). The cyclic
+ * counter moves past it, so that new pools take an id restored from a
+ * snapshot only after the ids wrap, never soon after the restored pool is
+ * gone.
+ */
+static int uniqd_pool_id_restore(struct uniqd_pool *pool, u32 id)
+{
+	int ret;
+
+	lockdep_assert_held(&uniqd_pools_mutex);
+	ret = xa_insert(&uniqd_pool_ids, id, pool, GFP_KERNEL);
+	if (ret == -EBUSY)
+		return -EADDRINUSE;
+	if (ret)
+		return ret;
+	pool->id = id;
+	/* U32_MAX wraps the counter to 0; xa_alloc_cyclic() starts at 1 then. */
+	if (id >= uniqd_next_pool_id)
+		uniqd_next_pool_id = id + 1;
 	return 0;
 }
 
@@ -272,16 +305,20 @@ int uniqd_pool_attach(struct uniqd_attach_req *req,
 	ret = uniqd_pool_lookup(req, &pool);
 	if (ret || pool)
 		goto unlock_free;
-	ret = xa_alloc_cyclic(&uniqd_pool_ids, &fresh->id, fresh,
-			      XA_LIMIT(1, U32_MAX), &uniqd_next_pool_id,
-			      GFP_KERNEL);
+	if (req->flags & UNIQD_ATTACH_RESTORE)
+		ret = uniqd_pool_id_restore(fresh, req->pool_id);
+	else
+		ret = xa_alloc_cyclic(&uniqd_pool_ids, &fresh->id, fresh,
+				      XA_LIMIT(1, U32_MAX), &uniqd_next_pool_id,
+				      GFP_KERNEL);
 	if (ret < 0)
 		goto unlock_free;
 	ret = 0;	/* 1 only says the ids wrapped */
 	/* Before anyone can map it: handles are handle_base | idx. */
 	fresh->map.hdr->handle_base = uniqd_handle(fresh, 0);
-	hash_add(uniqd_pools, &fresh->node,
-		 uniqd_name_hash(fresh->ipc_ns, fresh->name, fresh->name_len));
+	/* A restoring pool gets its name at PUBLISH, once it is complete. */
+	if (!(req->flags & UNIQD_ATTACH_RESTORE))
+		uniqd_pool_hash_add(fresh);
 	uniqd_nr_pools++;
 	mutex_unlock(&uniqd_pools_mutex);
 	*created = true;
@@ -377,6 +414,8 @@ static void uniqd_pool_status_fill(struct uniqd_pool *pool,
 	info->attached = st.attached;
 	info->mapped = atomic_read(&pool->map.vmas);
 	info->flags = pool->revoked ? UNIQD_POOL_REVOKED : 0;
+	if (!pool->revoked && hlist_unhashed(&pool->node))
+		info->flags |= UNIQD_POOL_UNPUBLISHED;
 	info->name_len = pool->name_len;
 	memcpy(info->name, pool->name, pool->name_len);
 }
@@ -436,6 +475,29 @@ int uniqd_pool_revoke(u32 id)
 	trace_uniqd_pool_revoke(pool->id, refcount_read(&pool->ref),
 				atomic_read(&pool->map.vmas));
 unlock:
+	mutex_unlock(&uniqd_pools_mutex);
+	return ret;
+}
+
+/*
+ * PUBLISH: enter the name of a pool made by UNIQD_ATTACH_RESTORE, so that
+ * ATTACH by name finds it, complete, from now on. -EEXIST if a pool of that
+ * name was created meanwhile (the restore lost: closing its file frees it);
+ * 0 if it is published already. A revoked pool never gets here (EIDRM).
+ */
+int uniqd_pool_publish(struct uniqd_pool *pool)
+{
+	int ret = 0;
+
+	mutex_lock(&uniqd_pools_mutex);
+	if (pool->revoked)
+		ret = -EIDRM;
+	else if (!hlist_unhashed(&pool->node))
+		ret = 0;
+	else if (uniqd_pool_find(pool->ipc_ns, pool->name, pool->name_len))
+		ret = -EEXIST;
+	else
+		uniqd_pool_hash_add(pool);
 	mutex_unlock(&uniqd_pools_mutex);
 	return ret;
 }

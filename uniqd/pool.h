@@ -112,6 +112,7 @@ struct uniqd_attach_req {
 	u64 max_bytes;
 	u64 max_entries;
 	u32 max_classes;
+	u32 pool_id;			/* UNIQD_ATTACH_RESTORE: the id asked for */
 };
 
 int uniqd_pool_attach(struct uniqd_attach_req *req,
@@ -121,6 +122,7 @@ void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st);
 void uniqd_pool_list(u32 start_id, struct uniqd_pool_status *info, u32 max,
 		     u32 *n, u32 *next_id);
 int uniqd_pool_revoke(u32 id);
+int uniqd_pool_publish(struct uniqd_pool *pool);
 
 /* class.c */
 int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,

@@ -97,7 +97,7 @@ const char *uniqd_errname(int errnum)
 	E(EPROTO); E(EPROTONOSUPPORT); E(EOPNOTSUPP); E(ENOTCONN);
 	E(EDQUOT); E(ENOBUFS); E(ENOKEY); E(EKEYREJECTED); E(ESTALE);
 	E(ENOMSG); E(EIDRM); E(ENODATA); E(ETIMEDOUT); E(ECANCELED);
-	E(EMSGSIZE); E(ENOLCK); E(ELOOP); E(EXDEV);
+	E(EMSGSIZE); E(ENOLCK); E(ELOOP); E(EXDEV); E(EBADMSG); E(EADDRINUSE);
 #undef E
 	case 0:
 		return "0";
@@ -272,6 +272,18 @@ static void uq_add_call(struct uq_last *l, size_t *pos)
 	case UQ_CALL_REVOKE:
 		uq_add(t, n, pos, "revoke pool %llu of %s", (unsigned long long)l->num, dev);
 		break;
+	case UQ_CALL_SAVE:
+	case UQ_CALL_RESTORE:
+	case UQ_CALL_MERGE:
+		uq_add(t, n, pos, l->call == UQ_CALL_SAVE ? "save a snapshot" :
+		       l->call == UQ_CALL_RESTORE ? "restore a snapshot" :
+		       "merge a snapshot");
+		if (l->subject_len)
+			uq_add(t, n, pos, " (%.*s%s%llu)", (int)l->subject_len,
+			       l->subject, l->call == UQ_CALL_SAVE ? "" : ", at byte ",
+			       (unsigned long long)l->num);
+		uq_add_pool(l, pos);
+		break;
 	case UQ_CALL_ARGS:
 		uq_add(t, n, pos, "libuniqd call");
 		uq_add_pool(l, pos);
@@ -373,6 +385,28 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 			HINT("no pool has this id ('uniqdctl pools' lists them)");
 		else if (e == EPERM)
 			HINT("only the pool's owner, or CAP_SYS_ADMIN, may revoke it");
+		break;
+	case UQ_CALL_SAVE:
+		if (e == EOPNOTSUPP)
+			HINT("a snapshot is read from the mapped pool: open it without UNIQD_OPEN_NOMAP and UNIQD_NOMAP, with a module that maps pools");
+		break;
+	case UQ_CALL_RESTORE:
+	case UQ_CALL_MERGE:
+		if (e == EBADMSG)
+			HINT("the file is not a complete, intact uniqd snapshot; nothing was restored");
+		else if (e == EPROTONOSUPPORT)
+			HINT("the snapshot was written in another format version than libuniqd %s reads (%d)",
+			     LIBUNIQD_VERSION_STRING, UNIQD_SNAPSHOT_VERSION);
+		else if (e == EADDRINUSE)
+			HINT("a pool with the snapshot's id exists (see 'uniqdctl pools'): its handles cannot be given back while it lives; merge the snapshot into a pool instead (uniqdctl merge)");
+		else if (e == EEXIST)
+			HINT("a pool of the snapshot's name exists (created meanwhile?); revoke it or merge into it");
+		else if (e == EOPNOTSUPP)
+			HINT("the loaded module cannot restore a pool's handles (no UNIQD_FEAT_RESTORE); upgrade it");
+		else if (e == EINVAL && l->call == UQ_CALL_RESTORE)
+			HINT("the snapshot's limits exceed the module's (see /sys/module/uniqd/parameters)");
+		else if (e == EDQUOT)
+			HINT("the pool's limits or your quota (max_user_entries, max_user_bytes) stop it");
 		break;
 	case UQ_CALL_FOREACH:
 		if (e == EOPNOTSUPP)

@@ -40,6 +40,9 @@ enum uq_call {
 	UQ_CALL_FOREACH,
 	UQ_CALL_POOLS,
 	UQ_CALL_REVOKE,
+	UQ_CALL_SAVE,		/* subject: what went wrong; num: the file offset */
+	UQ_CALL_RESTORE,
+	UQ_CALL_MERGE,
 	UQ_CALL_ARGS,		/* the library refused the arguments */
 	UQ_CALL_MEMORY,		/* malloc in the library */
 };
@@ -75,6 +78,7 @@ struct uniqd_pool {
 	uint32_t max_key_len;
 	uint32_t max_batch;
 	struct uniqd_pool_info info;
+	uint32_t pool_id;		/* from ATTACH; 0 from a module before FEAT_RESTORE */
 
 	/* name -> id of the classes this handle has registered or found. */
 	pthread_mutex_t class_lock;
@@ -169,6 +173,14 @@ int uq_map_check(const struct uniqd_map_header *h, size_t page) UQ_HIDDEN;
  */
 int uq_map_slot(const struct uq_map *m, uint32_t idx,
 		const struct uniqd_map_rec **rec) UQ_HIDDEN;
+
+/*
+ * uniqd_open_ex() with RESTORE_ID: 0 attaches as uniqd_open_ex() does; else
+ * a new, unpublished pool of that id (UNIQD_ATTACH_RESTORE).
+ */
+uniqd_pool *uq_open(const char *device, const void *name, size_t name_len,
+		    unsigned int flags, const struct uniqd_limits *limits,
+		    uint32_t restore_id) UQ_HIDDEN;
 
 /* Allocate a pool serial: unique in the process, never 0. 0 when exhausted. */
 uint32_t uq_new_serial(void) UQ_HIDDEN;

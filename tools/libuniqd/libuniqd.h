@@ -363,6 +363,61 @@ typedef int (*uniqd_foreach_fn)(void *arg, uint64_t handle, uint32_t class_id,
 int uniqd_foreach(uniqd_pool *pool, uint32_t class_id, unsigned int flags,
 		  uniqd_foreach_fn fn, void *arg);
 
+/* ---- snapshots (since 1.4) ------------------------------------------------ */
+
+/*
+ * A pool saved to a file: its name, limits, classes in id order and entries
+ * in handle order, with a BLAKE3-256 checksum (the format:
+ * Documentation/snapshot.rst). Restored, every entry has the handle it had.
+ */
+#define UNIQD_SNAPSHOT_VERSION	1
+
+/* What a snapshot holds (filled by uniqd_save(), uniqd_restore(), uniqd_merge()). */
+struct uniqd_snapshot_info {
+	uint64_t entries;	/* entries, handles pool_id << 32 | 1 .. entries */
+	uint64_t content_bytes;	/* their content bytes */
+	uint64_t file_bytes;	/* the whole file, checksum included */
+	uint32_t classes;	/* classes, ids 1 .. classes */
+	uint32_t pool_id;	/* the upper half of every handle saved */
+	uint32_t version;	/* the file's UNIQD_SNAPSHOT_VERSION */
+	uint32_t reserved;
+};
+
+/*
+ * Write POOL to FD: the published prefix of its entries (every entry from
+ * handle 1 up to the first one not yet published when the call looked), read
+ * from the mapping without copying through the kernel, so others may go on
+ * interning. FLAGS must be 0; INFO may be NULL. -1 with errno: EOPNOTSUPP
+ * (the pool is not mapped), EPROTO, or write()'s errno. See uniqd_save(3).
+ */
+int uniqd_save(uniqd_pool *pool, int fd, unsigned int flags,
+	       struct uniqd_snapshot_info *info);
+
+/*
+ * Read a snapshot from FD, verify all of it (checksum first), then recreate
+ * its pool on DEVICE (NULL: /dev/uniqd) with the same id, classes and
+ * handles, and publish its name only once it is complete. FLAGS:
+ * UNIQD_OPEN_NOCACHE, UNIQD_OPEN_NOMAP. Returns the pool, attached (it
+ * lives while it is open), or NULL with errno: EBADMSG (not a snapshot,
+ * truncated, corrupt), EPROTONOSUPPORT (another format version),
+ * EADDRINUSE (a pool has its id), EEXIST (its name), EOPNOTSUPP (the module
+ * cannot restore), or an errno of ATTACH, CLASS or INTERN_BATCH. No pool is
+ * left behind on failure. See uniqd_restore(3).
+ */
+uniqd_pool *uniqd_restore(const char *device, int fd, unsigned int flags,
+			  struct uniqd_snapshot_info *info);
+
+/*
+ * Intern the snapshot read from FD into POOL (classes by name) and return
+ * in *MAP a malloc()ed array of INFO->entries + 1 handles: (*MAP)[i] is
+ * POOL's handle of the snapshot's entry pool_id << 32 | i ((*MAP)[0] is 0).
+ * INFO must not be NULL; FLAGS must be 0. -1 with errno as
+ * uniqd_restore(); entries interned before a failure stay in POOL. See
+ * uniqd_merge(3).
+ */
+int uniqd_merge(uniqd_pool *pool, int fd, unsigned int flags, uint64_t **map,
+		struct uniqd_snapshot_info *info);
+
 /* ---- errors ------------------------------------------------------------- */
 
 /* "EACCES" for EACCES; "E<number>" for an errno the library does not know. */

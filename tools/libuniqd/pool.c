@@ -113,6 +113,13 @@ uniqd_pool *uniqd_open_ex(const char *device, const void *name,
 			  size_t name_len, unsigned int flags,
 			  const struct uniqd_limits *limits)
 {
+	return uq_open(device, name, name_len, flags, limits, 0);
+}
+
+uniqd_pool *uq_open(const char *device, const void *name, size_t name_len,
+		    unsigned int flags, const struct uniqd_limits *limits,
+		    uint32_t restore_id)
+{
 	const char *dev = uq_device(device);
 	struct uq_failure f = { .name = name, .name_len = name_len, .device = dev };
 	struct uniqd_attach a;
@@ -179,6 +186,15 @@ uniqd_pool *uniqd_open_ex(const char *device, const void *name,
 	old_module = !(p->info.device.features & UNIQD_FEAT_ATTACH_OWNER);
 	if (old_module)
 		a.flags &= ~(UNIQD_ATTACH_OWNED | UNIQD_ATTACH_OVERRIDE);
+	if (restore_id) {
+		if (!(p->info.device.features & UNIQD_FEAT_RESTORE)) {
+			errno = EOPNOTSUPP;
+			uq_fail(UQ_CALL_ATTACH, errno, &f);
+			goto close_fd;
+		}
+		a.flags |= UNIQD_ATTACH_RESTORE;
+		a.pool_id = restore_id;
+	}
 	if (limits) {
 		a.max_bytes = limits->max_bytes;
 		a.max_entries = limits->max_entries;
@@ -194,6 +210,7 @@ uniqd_pool *uniqd_open_ex(const char *device, const void *name,
 	p->info.owner_uid = a.owner_uid;
 	p->info.mode = a.mode;
 	p->info.created = !!(a.status & UNIQD_ATTACH_CREATED);
+	p->pool_id = a.pool_id;
 	if (old_module && (flags & UNIQD_OPEN_OWNED) && a.owner_uid != (__u32)geteuid()) {
 		errno = EPERM;
 		uq_fail(UQ_CALL_ATTACH, errno, &f);

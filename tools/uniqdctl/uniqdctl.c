@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,6 +77,12 @@ static void usage(FILE *f)
 "                       mappings, name\n"
 "  revoke ID...         end pools (their owner, or CAP_SYS_ADMIN): the name is\n"
 "                       free at once, the processes attached get EIDRM\n"
+"  save FILE            write the pool to a snapshot FILE ('-': standard\n"
+"                       output) while others may go on interning\n"
+"  restore FILE         recreate the snapshot's pool with every handle it had,\n"
+"                       then hold it like hold ('-': standard input)\n"
+"  merge FILE [MAP]     intern a snapshot into the pool; write 'OLD NEW' handle\n"
+"                       pairs to MAP (default standard output)\n"
 "\n"
 "Without KEY arguments, intern and lookup read keys from standard input, one\n"
 "a line; the argument '-' is all of standard input as one key.\n"
@@ -95,7 +103,7 @@ static void usage(FILE *f)
 "                       (CAP_DAC_OVERRIDE counts only when asked for)\n"
 "      --max-bytes N, --max-entries N, --max-classes N\n"
 "                       limits of a pool created now (0: the module's)\n"
-"      --seconds N      hold: release after N seconds\n"
+"      --seconds N      hold, restore: release after N seconds\n"
 "      --strict         layouts: names-only differences fail too\n"
 "  -d, --device PATH    the device (default /dev/uniqd)\n"
 "  -h, --help           this text\n"
@@ -437,6 +445,7 @@ static const struct {
 	{ UNIQD_FEAT_MAP, "map" },
 	{ UNIQD_FEAT_ADMIN, "admin" },
 	{ UNIQD_FEAT_ATTACH_OWNER, "attach-owner" },
+	{ UNIQD_FEAT_RESTORE, "restore" },
 };
 
 static void print_feature(unsigned int bit, const char *before)
@@ -965,10 +974,36 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Keep P open until a signal or --seconds, then close it. */
+static void hold_until_stopped(uniqd_pool *p)
+{
+	if (opt.seconds > 0) {
+		struct timespec ts = { .tv_sec = (time_t)opt.seconds,
+				       .tv_nsec = (long)((opt.seconds - (double)(time_t)opt.seconds) * 1e9) };
+
+		while (!stop && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	} else {
+		while (!stop)
+			pause();
+	}
+	uniqd_close(p);
+}
+
 static int cmd_hold(int argc, char **argv)
 {
 	struct uniqd_pool_info info;
-	struct sigaction sa;
 	uniqd_pool *p;
 
 	if (argc > 1)
@@ -978,11 +1013,7 @@ static int cmd_hold(int argc, char **argv)
 		if (!*opt.pool || strlen(opt.pool) > UNIQD_POOL_NAME_MAX)
 			die_usage("a pool name is 1 to %d bytes", UNIQD_POOL_NAME_MAX);
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	catch_stop_signals();
 	p = open_pool(true);
 	uniqd_pool_info(p, &info);
 	if (opt.json) {
@@ -999,17 +1030,163 @@ static int cmd_hold(int argc, char **argv)
 		       info.created ? "created" : "existing", (int)getpid(), (int)getpid());
 	}
 	fflush(stdout);
-	if (opt.seconds > 0) {
-		struct timespec ts = { .tv_sec = (time_t)opt.seconds,
-				       .tv_nsec = (long)((opt.seconds - (double)(time_t)opt.seconds) * 1e9) };
+	hold_until_stopped(p);
+	return 0;
+}
 
-		while (!stop && nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
+/* ---- snapshots ------------------------------------------------------------ */
+
+static void die_file(const char *what, const char *path)
+{
+	fprintf(stderr, "%s: %s %s: %s\n", prog, what, path, strerror(errno));
+	exit(EXIT_FAILED);
+}
+
+static void print_snapshot(const char *verb, const char *path,
+			   const struct uniqd_pool_info *info,
+			   const struct uniqd_snapshot_info *si)
+{
+	if (opt.json) {
+		printf("{\"%s\":", verb);
+		json_cstr(stdout, path);
+		fputs(",\"pool\":", stdout);
+		json_str(stdout, info->name, info->name_len);
+		printf(",\"pool_id\":%u,\"entries\":%llu,\"classes\":%u,"
+		       "\"content_bytes\":%llu,\"file_bytes\":%llu,\"version\":%u}\n",
+		       si->pool_id, (unsigned long long)si->entries, si->classes,
+		       (unsigned long long)si->content_bytes,
+		       (unsigned long long)si->file_bytes, si->version);
+		return;
+	}
+	printf("%s pool ", verb);
+	print_quoted(stdout, info->name, info->name_len);
+	printf(" (id %u): %llu entries, %u classes, %llu content bytes; file %s, %llu bytes\n",
+	       si->pool_id, (unsigned long long)si->entries, si->classes,
+	       (unsigned long long)si->content_bytes, path,
+	       (unsigned long long)si->file_bytes);
+}
+
+/*
+ * save: to a temporary file beside FILE, renamed over it once complete,
+ * so that FILE is never a partial snapshot.
+ */
+static int cmd_save(int argc, char **argv)
+{
+	struct uniqd_snapshot_info si;
+	struct uniqd_pool_info info;
+	char *tmp = NULL;
+	uniqd_pool *p;
+	int fd;
+
+	if (argc != 1)
+		die_usage("save takes one FILE ('-': standard output)");
+	p = open_pool(false);
+	uniqd_pool_info(p, &info);
+	if (!strcmp(argv[0], "-")) {
+		fd = STDOUT_FILENO;
 	} else {
-		while (!stop)
-			pause();
+		if (asprintf(&tmp, "%s.XXXXXX", argv[0]) < 0)
+			die_file("name a temporary file for", argv[0]);
+		fd = mkstemp(tmp);
+		if (fd < 0)
+			die_file("create", tmp);
+		fchmod(fd, 0644);
+	}
+	if (uniqd_save(p, fd, 0, &si)) {
+		int err = errno;
+
+		if (tmp)
+			unlink(tmp);
+		errno = err;
+		fail();
+	}
+	if (tmp) {
+		if (fsync(fd) || close(fd) || rename(tmp, argv[0])) {
+			int err = errno;
+
+			unlink(tmp);
+			errno = err;
+			die_file("write", argv[0]);
+		}
+		free(tmp);
 	}
 	uniqd_close(p);
+	/* The snapshot itself may be on standard output. */
+	if (fd != STDOUT_FILENO)
+		print_snapshot("saved", argv[0], &info, &si);
+	return 0;
+}
+
+static int open_snapshot(const char *path)
+{
+	int fd;
+
+	if (!strcmp(path, "-"))
+		return STDIN_FILENO;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die_file("open", path);
+	return fd;
+}
+
+static int cmd_restore(int argc, char **argv)
+{
+	struct uniqd_snapshot_info si;
+	struct uniqd_pool_info info;
+	uniqd_pool *p;
+	int fd;
+
+	if (argc != 1)
+		die_usage("restore takes one FILE ('-': standard input)");
+	catch_stop_signals();
+	fd = open_snapshot(argv[0]);
+	p = uniqd_restore(opt.device, fd, 0, &si);
+	if (!p)
+		fail();
+	if (fd != STDIN_FILENO)
+		close(fd);
+	uniqd_pool_info(p, &info);
+	print_snapshot("restored", argv[0], &info, &si);
+	if (!opt.json)
+		printf("holding it (pid %d); stop with Ctrl-C or kill %d\n",
+		       (int)getpid(), (int)getpid());
+	fflush(stdout);
+	hold_until_stopped(p);
+	return 0;
+}
+
+static int cmd_merge(int argc, char **argv)
+{
+	struct uniqd_snapshot_info si;
+	uint64_t *map = NULL;
+	FILE *out = stdout;
+	uniqd_pool *p;
+	int fd;
+
+	if (argc < 1 || argc > 2)
+		die_usage("merge takes FILE and an optional MAP file");
+	fd = open_snapshot(argv[0]);
+	p = open_pool(false);
+	if (uniqd_merge(p, fd, 0, &map, &si))
+		fail();
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (argc == 2 && strcmp(argv[1], "-")) {
+		out = fopen(argv[1], "w");
+		if (!out)
+			die_file("create", argv[1]);
+	}
+	for (uint64_t i = 1; i <= si.entries; i++)
+		fprintf(out, "%#llx %#llx\n",
+			(unsigned long long)((uint64_t)si.pool_id << 32 | i),
+			(unsigned long long)map[i]);
+	if (fflush(out) || (out != stdout && fclose(out)))
+		die_file("write", argc == 2 ? argv[1] : "standard output");
+	free(map);
+	uniqd_close(p);
+	if (out != stdout)
+		fprintf(stderr, "%s: merged %llu entries, %u classes of pool id %u\n",
+			prog, (unsigned long long)si.entries, si.classes, si.pool_id);
 	return 0;
 }
 
@@ -1144,6 +1321,12 @@ int main(int argc, char **argv)
 		return cmd_hold(argc, argv);
 	if (!strcmp(cmd, "dump"))
 		return cmd_dump(argc, argv);
+	if (!strcmp(cmd, "save"))
+		return cmd_save(argc, argv);
+	if (!strcmp(cmd, "restore"))
+		return cmd_restore(argc, argv);
+	if (!strcmp(cmd, "merge"))
+		return cmd_merge(argc, argv);
 	if (!strcmp(cmd, "layouts"))
 		return cmd_layouts(&(struct layouts_opts){ .device = opt.device, .pool = opt.pool,
 							    .json = opt.json, .strict = opt.strict },

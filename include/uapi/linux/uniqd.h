@@ -45,6 +45,7 @@
 #define UNIQD_FEAT_MAP		(1ULL << 5)	/* mmap() of an attached pool */
 #define UNIQD_FEAT_ADMIN	(1ULL << 6)	/* POOLS, REVOKE */
 #define UNIQD_FEAT_ATTACH_OWNER	(1ULL << 7)	/* ATTACH_OWNED, ATTACH_OVERRIDE */
+#define UNIQD_FEAT_RESTORE	(1ULL << 8)	/* ATTACH_RESTORE, pool_id, PUBLISH */
 
 struct uniqd_version {
 	__u32 abi_version;	/* out: UNIQD_ABI_VERSION */
@@ -63,7 +64,8 @@ struct uniqd_version {
 #define UNIQD_ATTACH_SHARE_ALL	(1U << 3)	/* new pool: anyone may attach */
 #define UNIQD_ATTACH_OWNED	(1U << 4)	/* -EPERM if present and not ours */
 #define UNIQD_ATTACH_OVERRIDE	(1U << 5)	/* CAP_DAC_OVERRIDE may admit us */
-#define UNIQD_ATTACH_FLAGS	0x3fU
+#define UNIQD_ATTACH_RESTORE	(1U << 6)	/* new pool of id pool_id, unpublished */
+#define UNIQD_ATTACH_FLAGS	0x7fU
 
 /* ATTACH status bits (out). */
 #define UNIQD_ATTACH_CREATED	(1U << 0)	/* this call created the pool */
@@ -78,6 +80,25 @@ struct uniqd_attach {
 	__u32 status;		/* out: UNIQD_ATTACH_CREATED */
 	__u32 owner_uid;	/* out: the pool's owner */
 	__u32 mode;		/* out: UNIQD_ATTACH_SHARE_* bits of the pool */
+	/* Since UNIQD_FEAT_RESTORE: */
+	__u32 pool_id;		/* in: with ATTACH_RESTORE, else 0; out: the pool's id */
+	__u32 reserved;		/* in: zero */
+};
+
+/* ATTACH as ABI 1 first published it (up to mode); still accepted. */
+#define UNIQD_ATTACH_SIZE_VER0	48
+
+/*
+ * ATTACH_RESTORE creates a new pool (as ATTACH_NEW does: -EEXIST if the name
+ * is taken) whose id, the upper half of its handles, is pool_id: -EADDRINUSE
+ * while a pool of that id exists. The pool stays unpublished: no ATTACH by
+ * name finds it, until PUBLISH on the restoring file enters its name (or
+ * that file's last close frees it). A snapshot restored this way gets back
+ * every handle it had (Documentation/snapshot.rst).
+ */
+struct uniqd_pool_publish {
+	__u32 flags;		/* in: zero */
+	__u32 reserved;		/* in: zero */
 };
 
 /* CLASS flags. */
@@ -361,6 +382,7 @@ struct uniqd_map_rec {
  * and mapping are gone. Neither needs an attached file.
  */
 #define UNIQD_POOL_REVOKED	(1U << 0)	/* pool_status.flags */
+#define UNIQD_POOL_UNPUBLISHED	(1U << 1)	/* ATTACH_RESTORE, not yet PUBLISH */
 #define UNIQD_POOLS_MAX		256		/* pools.count at most */
 
 struct uniqd_pool_status {
@@ -408,5 +430,6 @@ struct uniqd_revoke {
 #define UNIQD_IOC_CLASS_INFO	_IOWR(UNIQD_IOC_MAGIC, 0x09, struct uniqd_class_info)
 #define UNIQD_IOC_POOLS		_IOWR(UNIQD_IOC_MAGIC, 0x0a, struct uniqd_pools)
 #define UNIQD_IOC_REVOKE	_IOW(UNIQD_IOC_MAGIC, 0x0b, struct uniqd_revoke)
+#define UNIQD_IOC_PUBLISH	_IOW(UNIQD_IOC_MAGIC, 0x0c, struct uniqd_pool_publish)
 
 #endif /* _UAPI_LINUX_UNIQD_H */

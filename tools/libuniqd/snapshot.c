@@ -1,0 +1,719 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libuniqd: snapshots. uniqd_save() writes a pool to a file,
+ * uniqd_restore() recreates it with every handle it had, uniqd_merge()
+ * interns one into another pool. The format is Documentation/snapshot.rst;
+ * in short, little-endian throughout:
+ *
+ *	header (UQ_SNAP_HDR bytes), the pool name,
+ *	classes in id order:     le32 len, name
+ *	entries in handle order: le32 class_id, le32 len, content
+ *	BLAKE3-256 of every byte before it (32 bytes)
+ *
+ * Save reads the mapped pool, never copying content through the kernel:
+ * entries[1 ..] up to the first slot not published, so what it writes is a
+ * prefix of the pool in handle order even while others intern, and the
+ * entries it writes are numbered 1 .. n with no gap (restore depends on it).
+ * The records it reads never change once published.
+ *
+ * Restore trusts nothing in the file: all of it is read and its checksum
+ * compared before any field past the magic and version is believed, then
+ * every field is checked against the file's real size and the ABI's bounds,
+ * and only then is a pool created (UNIQD_ATTACH_RESTORE: the saved id,
+ * unpublished). Its classes and entries are registered in order, each id
+ * and handle compared with what the file says it was, and the name is
+ * published last (UNIQD_IOC_PUBLISH). Any failure closes the file, which
+ * frees the pool nobody else could find.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blake3.h"
+#include "internal.h"
+
+#define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+
+#define UQ_SNAP_MAGIC		"uniqdsnp"
+#define UQ_SNAP_HDR		80	/* header bytes of version 1 */
+#define UQ_SNAP_SUM		32	/* the trailing BLAKE3-256 */
+/* Every version starts with the magic and le32 version, ends with the sum. */
+#define UQ_SNAP_MIN		(8 + 4 + UQ_SNAP_SUM)
+/* The ABI's bounds (the module's own may be lower: then ATTACH says so). */
+#define UQ_SNAP_MAX_CLASSES	(1U << 20)
+#define UQ_SNAP_MAX_ENTRIES	((uint64_t)UINT32_MAX - 1)
+#define UQ_SNAP_SHARE		(UNIQD_ATTACH_SHARE_GROUP | UNIQD_ATTACH_SHARE_ALL)
+#define UQ_SNAP_BUF		(64 * 1024)
+
+/* The version 1 header, as read from a file. */
+struct uq_snap {
+	uint8_t *buf;		/* the whole file */
+	uint64_t size;
+	uint32_t version;
+	uint32_t flags;
+	uint32_t pool_id;
+	uint64_t entries;
+	uint64_t content_bytes;
+	uint64_t class_bytes;
+	uint64_t max_bytes;
+	uint64_t max_entries;
+	uint32_t max_classes;
+	uint32_t classes;
+	uint32_t mode;
+	uint32_t name_len;
+	uint64_t classes_off;	/* where the classes start */
+	uint64_t entries_off;	/* where the entries start */
+};
+
+static void uq_put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void uq_put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t uq_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t uq_get64(const uint8_t *p)
+{
+	return (uint64_t)uq_get32(p) | (uint64_t)uq_get32(p + 4) << 32;
+}
+
+/* ---- save ------------------------------------------------------------------ */
+
+/* A buffered writer that hashes what it writes. */
+struct uq_writer {
+	int fd;
+	int err;		/* the first write error */
+	size_t used;
+	uint64_t total;
+	struct uniqd_blake3_hasher hash;
+	uint8_t buf[UQ_SNAP_BUF];
+};
+
+static void uq_w_flush(struct uq_writer *w)
+{
+	size_t off = 0;
+
+	if (w->err || !w->used)
+		return;
+	uniqd_blake3_update(&w->hash, w->buf, w->used);
+	while (off < w->used) {
+		ssize_t n = write(w->fd, w->buf + off, w->used - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			w->err = n < 0 ? errno : EIO;
+			return;
+		}
+		off += (size_t)n;
+	}
+	w->used = 0;
+}
+
+static void uq_w_bytes(struct uq_writer *w, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	while (len && !w->err) {
+		size_t n = sizeof(w->buf) - w->used;
+
+		if (n > len)
+			n = len;
+		memcpy(w->buf + w->used, p, n);
+		w->used += n;
+		w->total += n;
+		p += n;
+		len -= n;
+		if (w->used == sizeof(w->buf))
+			uq_w_flush(w);
+	}
+}
+
+static void uq_w32(struct uq_writer *w, uint32_t v)
+{
+	uint8_t b[4];
+
+	uq_put32(b, v);
+	uq_w_bytes(w, b, sizeof(b));
+}
+
+/* The published prefix: entries 1 .. *N, their bytes, the highest class. */
+static int uq_save_scan(uniqd_pool *pool, uint64_t *n, uint64_t *bytes,
+			uint32_t *max_class)
+{
+	const struct uq_map *m = &pool->map;
+	uint32_t key_max = pool->max_key_len ? pool->max_key_len : UNIQD_KEY_MAX;
+	const struct uniqd_map_rec *r;
+	uint64_t end, idx;
+	int err;
+
+	/* The count is taken once: what is published later is not ours. */
+	end = UQ_LOAD(&m->hdr->entries_end);
+	if (end > m->entries_cap)
+		end = m->entries_cap;
+	if (end > (uint64_t)UINT32_MAX + 1)
+		return EPROTO;
+	*bytes = 0;
+	*max_class = 0;
+	for (idx = 1; idx < end; idx++) {
+		err = uq_map_slot(m, (uint32_t)idx, &r);
+		if (err)
+			return err;
+		if (!r)
+			break;		/* the first unpublished slot ends the prefix */
+		if (!r->class_id || r->len > key_max)
+			return EPROTO;
+		*bytes += r->len;
+		if (r->class_id > *max_class)
+			*max_class = r->class_id;
+	}
+	*n = idx - 1;
+	return 0;
+}
+
+static int uq_save_fail(uniqd_pool *pool, int err, const char *what)
+{
+	return uq_fail(UQ_CALL_SAVE, err, &(struct uq_failure){
+		.pool = pool, .subject = what, .subject_len = strlen(what) });
+}
+
+int uniqd_save(uniqd_pool *pool, int fd, unsigned int flags,
+	       struct uniqd_snapshot_info *info)
+{
+	struct uniqd_pool_stats st;
+	struct uniqd_class_desc *cls = NULL;
+	const struct uq_map *m;
+	struct uq_writer *w;
+	uint64_t n, bytes, class_bytes = 0;
+	uint32_t max_class, nclasses, i;
+	uint8_t hdr[UQ_SNAP_HDR], sum[UQ_SNAP_SUM];
+	int err, ret = -1;
+
+	if (!pool || fd < 0 || flags)
+		return uq_fail(UQ_CALL_SAVE, EINVAL, &(struct uq_failure){ .pool = pool });
+	m = &pool->map;
+	if (!m->base)
+		return uq_save_fail(pool, EOPNOTSUPP, "the pool is not mapped");
+	err = uq_save_scan(pool, &n, &bytes, &max_class);
+	if (err)
+		return uq_save_fail(pool, err, "the mapped pool");
+	/* Every class registered now, and any an entry of the prefix names. */
+	if (uniqd_stats(pool, &st))
+		return -1;
+	nclasses = st.classes > max_class ? st.classes : max_class;
+	if (nclasses > UQ_SNAP_MAX_CLASSES)
+		return uq_save_fail(pool, EPROTO, "the class count");
+	w = malloc(sizeof(*w));
+	if (nclasses) {
+		cls = calloc(nclasses, sizeof(*cls));
+		if (!cls) {
+			free(w);
+			return uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
+		}
+	}
+	if (!w) {
+		free(cls);
+		return uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
+	}
+	/* Class ids are dense: registration is one at a time and never undone. */
+	for (i = 0; i < nclasses; i++) {
+		if (uniqd_class_info(pool, i + 1, &cls[i]))
+			goto out;
+		if (!cls[i].name_len || cls[i].name_len > UNIQD_CLASS_NAME_MAX) {
+			uq_save_fail(pool, EPROTO, "a class name");
+			goto out;
+		}
+		class_bytes += cls[i].name_len;
+	}
+
+	memset(hdr, 0, sizeof(hdr));
+	memcpy(hdr, UQ_SNAP_MAGIC, 8);
+	uq_put32(hdr + 8, UNIQD_SNAPSHOT_VERSION);
+	uq_put32(hdr + 12, UQ_SNAP_HDR);
+	uq_put32(hdr + 16, 0);
+	uq_put32(hdr + 20, (uint32_t)(m->handle_base >> 32));
+	uq_put64(hdr + 24, n);
+	uq_put64(hdr + 32, bytes);
+	uq_put64(hdr + 40, class_bytes);
+	uq_put64(hdr + 48, pool->info.max_bytes);
+	uq_put64(hdr + 56, pool->info.max_entries);
+	uq_put32(hdr + 64, pool->info.max_classes);
+	uq_put32(hdr + 68, nclasses);
+	uq_put32(hdr + 72, pool->info.mode & UQ_SNAP_SHARE);
+	uq_put32(hdr + 76, pool->info.name_len);
+
+	w->fd = fd;
+	w->err = 0;
+	w->used = 0;
+	w->total = 0;
+	uniqd_blake3_init(&w->hash);
+	uq_w_bytes(w, hdr, sizeof(hdr));
+	uq_w_bytes(w, pool->info.name, pool->info.name_len);
+	for (i = 0; i < nclasses; i++) {
+		uq_w32(w, cls[i].name_len);
+		uq_w_bytes(w, cls[i].name, cls[i].name_len);
+	}
+	/* The same prefix again: published records never change. */
+	for (uint64_t idx = 1; idx <= n && !w->err; idx++) {
+		const struct uniqd_map_rec *r;
+
+		if (uq_map_slot(m, (uint32_t)idx, &r) || !r) {
+			uq_save_fail(pool, EPROTO, "the mapped pool");
+			goto out;
+		}
+		uq_w32(w, r->class_id);
+		uq_w32(w, r->len);
+		uq_w_bytes(w, r->data, r->len);
+	}
+	uq_w_flush(w);
+	if (!w->err) {
+		uniqd_blake3_final(&w->hash, sum, sizeof(sum));
+		/* The checksum is not part of what it covers: write it past the hasher. */
+		w->total += sizeof(sum);
+		memcpy(w->buf, sum, sizeof(sum));
+		w->used = sizeof(sum);
+		uniqd_blake3_init(&w->hash);
+		uq_w_flush(w);
+	}
+	if (w->err) {
+		uq_save_fail(pool, w->err, "write the file");
+		goto out;
+	}
+	if (info) {
+		memset(info, 0, sizeof(*info));
+		info->entries = n;
+		info->content_bytes = bytes;
+		info->file_bytes = w->total;
+		info->classes = nclasses;
+		info->pool_id = (uint32_t)(m->handle_base >> 32);
+		info->version = UNIQD_SNAPSHOT_VERSION;
+	}
+	ret = 0;
+out:
+	free(cls);
+	free(w);
+	return ret;
+}
+
+/* ---- reading and checking a file --------------------------------------------- */
+
+/* Fail CALL at file offset OFF because of WHAT. */
+static int uq_snap_fail(enum uq_call call, const uniqd_pool *pool, int err,
+			uint64_t off, const char *what)
+{
+	return uq_fail(call, err, &(struct uq_failure){
+		.pool = pool, .num = off, .subject = what,
+		.subject_len = strlen(what) });
+}
+
+/* Everything FD holds, in S->buf; -1 after uq_snap_fail(). */
+static int uq_snap_read(enum uq_call call, int fd, struct uq_snap *s)
+{
+	size_t cap = 0, used = 0;
+	struct stat sb;
+	uint8_t *p;
+
+	/* A regular file says how much there is: one allocation. */
+	if (!fstat(fd, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+		off_t pos = lseek(fd, 0, SEEK_CUR);
+
+		if (pos >= 0 && pos < sb.st_size)
+			cap = (size_t)(sb.st_size - pos) + 1;
+	}
+	if (!cap)
+		cap = UQ_SNAP_BUF;
+	s->buf = NULL;
+	for (;;) {
+		ssize_t n;
+
+		if (used == cap || !s->buf) {
+			if (s->buf)
+				cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+			p = realloc(s->buf, cap);
+			if (!p) {
+				free(s->buf);
+				s->buf = NULL;
+				return uq_fail(call, ENOMEM, NULL);
+			}
+			s->buf = p;
+		}
+		n = read(fd, s->buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			free(s->buf);
+			s->buf = NULL;
+			return uq_snap_fail(call, NULL, err, used, "read the file");
+		}
+		if (!n)
+			break;
+		used += (size_t)n;
+	}
+	s->size = used;
+	return 0;
+}
+
+/*
+ * Read and verify a snapshot: the magic, the checksum, the version, then
+ * every field and record against the file's size. 0, or -1 after
+ * uq_snap_fail() with S->buf freed.
+ */
+static int uq_snap_load(enum uq_call call, int fd, struct uq_snap *s)
+{
+	uint8_t sum[UQ_SNAP_SUM];
+	const uint8_t *b;
+	uint64_t off, end, bytes = 0;
+	uint64_t need;
+	const char *what;
+	int err = EBADMSG;
+
+	memset(s, 0, sizeof(*s));
+	if (uq_snap_read(call, fd, s))
+		return -1;
+	b = s->buf;
+	off = 0;
+	what = "not a uniqd snapshot (no magic)";
+	if (s->size < 8 || memcmp(b, UQ_SNAP_MAGIC, 8))
+		goto bad;
+	what = "truncated";
+	off = s->size;
+	if (s->size < UQ_SNAP_MIN)
+		goto bad;
+	/* Nothing but the magic is believed before the checksum matches. */
+	end = s->size - UQ_SNAP_SUM;
+	uniqd_blake3_hash(NULL, b, end, sum, sizeof(sum));
+	what = "checksum mismatch (corrupt or truncated)";
+	off = end;
+	if (memcmp(sum, b + end, sizeof(sum)))
+		goto bad;
+	s->version = uq_get32(b + 8);
+	off = 8;
+	what = "another format version";
+	if (s->version != UNIQD_SNAPSHOT_VERSION) {
+		err = EPROTONOSUPPORT;
+		goto bad;
+	}
+
+	/* A checksum proves no intent: a hostile file can have a good one. */
+	what = "bad header";
+	off = 12;
+	if (end < UQ_SNAP_HDR || uq_get32(b + 12) != UQ_SNAP_HDR)
+		goto bad;
+	s->flags = uq_get32(b + 16);
+	s->pool_id = uq_get32(b + 20);
+	s->entries = uq_get64(b + 24);
+	s->content_bytes = uq_get64(b + 32);
+	s->class_bytes = uq_get64(b + 40);
+	s->max_bytes = uq_get64(b + 48);
+	s->max_entries = uq_get64(b + 56);
+	s->max_classes = uq_get32(b + 64);
+	s->classes = uq_get32(b + 68);
+	s->mode = uq_get32(b + 72);
+	s->name_len = uq_get32(b + 76);
+	off = 16;
+	what = "unknown flags";
+	if (s->flags)
+		goto bad;
+	off = 20;
+	what = "pool id 0";
+	if (!s->pool_id)
+		goto bad;
+	off = 24;
+	what = "entry count out of bounds";
+	if (s->entries > UQ_SNAP_MAX_ENTRIES || s->entries > s->max_entries)
+		goto bad;
+	off = 32;
+	what = "content bytes out of bounds";
+	if (s->content_bytes > s->entries * (uint64_t)UNIQD_KEY_MAX)
+		goto bad;
+	off = 68;
+	what = "class count out of bounds";
+	if (s->classes > UQ_SNAP_MAX_CLASSES || s->classes > s->max_classes ||
+	    s->class_bytes > (uint64_t)s->classes * UNIQD_CLASS_NAME_MAX)
+		goto bad;
+	off = 72;
+	what = "unknown mode bits";
+	if (s->mode & ~UQ_SNAP_SHARE)
+		goto bad;
+	off = 76;
+	what = "pool name length out of bounds";
+	if (!s->name_len || s->name_len > UNIQD_POOL_NAME_MAX)
+		goto bad;
+	/* The bounds above keep this far from overflowing. */
+	need = UQ_SNAP_HDR + s->name_len + 4ULL * s->classes + s->class_bytes +
+	       8 * s->entries + s->content_bytes;
+	off = end;
+	what = need > end ? "truncated: the header counts more than the file holds" :
+			    "bytes past the records";
+	if (need != end)
+		goto bad;
+
+	off = UQ_SNAP_HDR + s->name_len;
+	s->classes_off = off;
+	for (uint32_t i = 0; i < s->classes; i++) {
+		uint32_t len;
+
+		what = "truncated class";
+		if (end - off < 4)
+			goto bad;
+		len = uq_get32(b + off);
+		what = "class name length out of bounds";
+		if (!len || len > UNIQD_CLASS_NAME_MAX)
+			goto bad;
+		what = "truncated class";
+		if (end - off - 4 < len)
+			goto bad;
+		off += 4 + len;
+		bytes += len;
+	}
+	what = "class bytes do not add up";
+	if (bytes != s->class_bytes)
+		goto bad;
+	s->entries_off = off;
+	bytes = 0;
+	for (uint64_t i = 0; i < s->entries; i++) {
+		uint32_t cls, len;
+
+		what = "truncated entry";
+		if (end - off < 8)
+			goto bad;
+		cls = uq_get32(b + off);
+		len = uq_get32(b + off + 4);
+		what = "entry of a class not in the file";
+		if (!cls || cls > s->classes)
+			goto bad;
+		what = "entry length out of bounds";
+		if (len > UNIQD_KEY_MAX)
+			goto bad;
+		what = "truncated entry";
+		if (end - off - 8 < len)
+			goto bad;
+		off += 8 + len;
+		bytes += len;
+	}
+	what = "content bytes do not add up";
+	if (bytes != s->content_bytes || off != end)
+		goto bad;
+	return 0;
+
+bad:
+	free(s->buf);
+	s->buf = NULL;
+	return uq_snap_fail(call, NULL, err, off, what);
+}
+
+static void uq_snap_info(const struct uq_snap *s, struct uniqd_snapshot_info *info)
+{
+	if (!info)
+		return;
+	memset(info, 0, sizeof(*info));
+	info->entries = s->entries;
+	info->content_bytes = s->content_bytes;
+	info->file_bytes = s->size;
+	info->classes = s->classes;
+	info->pool_id = s->pool_id;
+	info->version = s->version;
+}
+
+/* ---- interning a loaded snapshot ----------------------------------------------- */
+
+/*
+ * Register the snapshot's classes in POOL: IDS[i] gets the id of class
+ * i + 1. RESTORE: each must be new and get its own id back.
+ */
+static int uq_snap_classes(enum uq_call call, uniqd_pool *pool,
+			   const struct uq_snap *s, uint32_t *ids, bool restore)
+{
+	uint64_t off = s->classes_off;
+
+	for (uint32_t i = 0; i < s->classes; i++) {
+		uint32_t len = uq_get32(s->buf + off);
+		struct uniqd_class c;
+
+		memset(&c, 0, sizeof(c));
+		c.name = (uintptr_t)(s->buf + off + 4);
+		c.name_len = len;
+		if (uq_ioctl(pool, UNIQD_IOC_CLASS, &c) < 0)
+			return uq_snap_fail(call, pool, errno, off, "register a class");
+		if (restore && (c.class_id != i + 1 || !(c.status & UNIQD_STATUS_NEW)))
+			return uq_snap_fail(call, pool, EBADMSG, off,
+					    "a class got another id (a name twice?)");
+		ids[i] = c.class_id;
+		off += 4 + len;
+	}
+	return 0;
+}
+
+/*
+ * Intern the snapshot's entries into POOL in order, in batches. MAP[i] gets
+ * the handle of entry i. RESTORE: each must be new and get handle
+ * pool_id << 32 | i, the one it had.
+ */
+static int uq_snap_entries(enum uq_call call, uniqd_pool *pool,
+			   const struct uq_snap *s, const uint32_t *ids,
+			   uint64_t *map, bool restore)
+{
+	uint32_t max = pool->max_batch ? pool->max_batch : UNIQD_BATCH_MAX;
+	uint64_t base = (uint64_t)s->pool_id << 32;
+	uint64_t off = s->entries_off, done = 0;
+	struct uniqd_key *keys;
+	uint64_t *offs;
+	int ret = 0;
+
+	keys = calloc(max, sizeof(*keys));
+	offs = calloc(max, sizeof(*offs));
+	if (!keys || !offs) {
+		ret = uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
+		goto out;
+	}
+	while (done < s->entries) {
+		struct uniqd_batch b;
+		uint32_t n = 0;
+
+		while (n < max && done + n < s->entries) {
+			uint32_t len = uq_get32(s->buf + off + 4);
+
+			memset(&keys[n], 0, sizeof(keys[n]));
+			keys[n].class_id = ids[uq_get32(s->buf + off) - 1];
+			keys[n].data = (uintptr_t)(s->buf + off + 8);
+			keys[n].len = len;
+			offs[n] = off;
+			off += 8 + len;
+			n++;
+		}
+		memset(&b, 0, sizeof(b));
+		b.keys = (uintptr_t)keys;
+		b.count = n;
+		b.key_size = sizeof(*keys);
+		/* EINTR goes on where it stopped: done is in the struct. */
+		if (uq_ioctl(pool, UNIQD_IOC_INTERN_BATCH, &b) < 0) {
+			ret = uq_snap_fail(call, pool, errno,
+					   b.done < n ? offs[b.done] : off,
+					   "intern an entry");
+			goto out;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t idx = done + i + 1;
+
+			if (restore && (keys[i].handle != (base | idx) ||
+					!(keys[i].status & UNIQD_STATUS_NEW))) {
+				ret = uq_snap_fail(call, pool, EBADMSG, offs[i],
+						   "an entry got another handle (content twice?)");
+				goto out;
+			}
+			map[idx] = keys[i].handle;
+		}
+		done += n;
+	}
+out:
+	free(keys);
+	free(offs);
+	return ret;
+}
+
+/* ---- restore and merge ---------------------------------------------------------- */
+
+uniqd_pool *uniqd_restore(const char *device, int fd, unsigned int flags,
+			  struct uniqd_snapshot_info *info)
+{
+	struct uniqd_pool_publish pub;
+	struct uniqd_limits lim;
+	uint32_t *ids = NULL;
+	uint64_t *map = NULL;
+	uniqd_pool *pool = NULL;
+	struct uq_snap s;
+	int err;
+
+	if (fd < 0 || (flags & ~(UNIQD_OPEN_NOCACHE | UNIQD_OPEN_NOMAP))) {
+		uq_fail(UQ_CALL_RESTORE, EINVAL, NULL);
+		return NULL;
+	}
+	if (uq_snap_load(UQ_CALL_RESTORE, fd, &s))
+		return NULL;
+	ids = malloc(((size_t)s.classes + 1) * sizeof(*ids));
+	map = malloc(((size_t)s.entries + 1) * sizeof(*map));
+	if (!ids || !map) {
+		uq_fail(UQ_CALL_MEMORY, ENOMEM, NULL);
+		goto fail;
+	}
+	memset(&lim, 0, sizeof(lim));
+	lim.max_bytes = s.max_bytes;
+	lim.max_entries = s.max_entries;
+	lim.max_classes = s.max_classes;
+	pool = uq_open(device, s.buf + UQ_SNAP_HDR, s.name_len,
+		       flags | s.mode | UNIQD_OPEN_NEW, &lim, s.pool_id);
+	if (!pool)
+		goto fail;
+	if (uq_snap_classes(UQ_CALL_RESTORE, pool, &s, ids, true) ||
+	    uq_snap_entries(UQ_CALL_RESTORE, pool, &s, ids, map, true))
+		goto fail;
+	/* Complete: now ATTACH by name may find it. */
+	memset(&pub, 0, sizeof(pub));
+	if (uq_ioctl(pool, UNIQD_IOC_PUBLISH, &pub) < 0) {
+		uq_snap_fail(UQ_CALL_RESTORE, pool, errno, 0, "publish the pool");
+		goto fail;
+	}
+	uq_snap_info(&s, info);
+	free(ids);
+	free(map);
+	free(s.buf);
+	return pool;
+
+fail:
+	err = errno;
+	/* The last close frees the pool: nobody else could attach to it. */
+	uniqd_close(pool);
+	free(ids);
+	free(map);
+	free(s.buf);
+	errno = err;
+	return NULL;
+}
+
+int uniqd_merge(uniqd_pool *pool, int fd, unsigned int flags, uint64_t **mapp,
+		struct uniqd_snapshot_info *info)
+{
+	uint32_t *ids = NULL;
+	uint64_t *map = NULL;
+	struct uq_snap s;
+	int ret = -1;
+
+	if (!pool || fd < 0 || flags || !mapp || !info)
+		return uq_fail(UQ_CALL_MERGE, EINVAL, &(struct uq_failure){ .pool = pool });
+	*mapp = NULL;
+	if (uq_snap_load(UQ_CALL_MERGE, fd, &s))
+		return -1;
+	ids = malloc(((size_t)s.classes + 1) * sizeof(*ids));
+	map = calloc((size_t)s.entries + 1, sizeof(*map));
+	if (!ids || !map) {
+		uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
+		goto out;
+	}
+	if (uq_snap_classes(UQ_CALL_MERGE, pool, &s, ids, false) ||
+	    uq_snap_entries(UQ_CALL_MERGE, pool, &s, ids, map, false))
+		goto out;
+	uq_snap_info(&s, info);
+	*mapp = map;
+	map = NULL;
+	ret = 0;
+out:
+	free(ids);
+	free(map);
+	free(s.buf);
+	return ret;
+}
