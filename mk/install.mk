@@ -10,18 +10,24 @@
 #
 # Each fragment adds its own install-<thing> to install-user (or install)
 # and its files to UNINSTALL_FILES; this one installs the files nothing
-# builds: man pages, the udev rule and the modules-load.d file.
+# builds: man pages, the udev rule, the modules-load.d file and the
+# persistent pools' service (packaging/uniqd-persist*: systemd units and the
+# script they run, at fixed paths like the udev rule's).
 
 LDCONFIG ?= /sbin/ldconfig
+SYSTEMDUNITDIR ?= /usr/lib/systemd/system
+UNIQDLIBEXECDIR := /usr/lib/uniqd
+PERSIST_UNITS := packaging/uniqd-persist.service packaging/uniqd-persist-save.service \
+	packaging/uniqd-persist-save.timer
 
 MAN_PAGES := $(wildcard Documentation/man/*.[1348])
 MAN_SECTIONS := $(sort $(subst .,,$(suffix $(MAN_PAGES))))
 
-.PHONY: install install-user install-man install-udev install-modules-load uninstall
+.PHONY: install install-user install-man install-udev install-modules-load install-persist uninstall
 
 install: install-user
 
-install-user: install-man install-udev install-modules-load
+install-user: install-man install-udev install-modules-load install-persist
 
 install-man: $(MAN_PAGES)
 	$(foreach s,$(MAN_SECTIONS),$(INSTALL) -d $(DESTDIR)$(MANDIR)/man$(s) && \
@@ -35,6 +41,13 @@ install-modules-load:
 	$(INSTALL) -d $(DESTDIR)$(MODULESLOADDIR)
 	$(INSTALL) -m 0644 packaging/uniqd.conf $(DESTDIR)$(MODULESLOADDIR)/
 
+install-persist:
+	$(INSTALL) -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(UNIQDLIBEXECDIR)
+	$(INSTALL) -m 0644 $(PERSIST_UNITS) $(DESTDIR)$(SYSTEMDUNITDIR)/
+	$(INSTALL) -m 0755 packaging/uniqd-persist $(DESTDIR)$(UNIQDLIBEXECDIR)/
+
+UNINSTALL_FILES += $(foreach u,$(PERSIST_UNITS),$(SYSTEMDUNITDIR)/$(notdir $(u))) \
+	$(UNIQDLIBEXECDIR)/uniqd-persist
 UNINSTALL_FILES += $(foreach p,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p))) \
 	$(UDEVRULESDIR)/60-uniqd.rules $(MODULESLOADDIR)/uniqd.conf
 

@@ -49,6 +49,8 @@ for f in "$p/lib/libuniqd.so.$ver" "$p/lib/libuniqd.so.1" "$p/lib/libuniqd.so" \
 	 "$p/share/man/man4/uniqd.4" "$p/share/man/man8/uniqdctl.8" \
 	 "$d/usr/lib/udev/rules.d/60-uniqd.rules" \
 	 "$d/usr/lib/modules-load.d/uniqd.conf" \
+	 "$d/usr/lib/systemd/system/uniqd-persist.service" \
+	 "$d/usr/lib/systemd/system/uniqd-persist-save.timer" \
 	 "$d$(${CC:-gcc} -print-file-name=plugin)/uniqd.so" \
 	 "$d/lib/modules/$kver/extra/uniqd.ko" \
 	 "$d/lib/modules/$kver/modules.dep"; do
@@ -66,7 +68,7 @@ fi
 
 # Modes: programs and the shared library executable, the rest not.
 modes=$( (cd "$d" && find . -type f -perm /111 | sort) | tr '\n' ' ')
-if [ "$modes" = "./usr/local/bin/uniqd-b3sum ./usr/local/bin/uniqd-farm ./usr/local/bin/uniqdctl ./usr/local/lib/libuniqd.so.$ver " ]; then
+if [ "$modes" = "./usr/lib/uniqd/uniqd-persist ./usr/local/bin/uniqd-b3sum ./usr/local/bin/uniqd-farm ./usr/local/bin/uniqdctl ./usr/local/lib/libuniqd.so.$ver " ]; then
 	ok modes
 else
 	bad modes "executable files: $modes"
