@@ -9,8 +9,10 @@
 # every handle written down before resolves to the same content, new
 # content gets handles never issued before, and the save timer's service
 # saves what came since. A snapshot that cannot be restored is moved aside
-# and the pool starts empty. (A reboot of the guest itself is not done:
-# the runner boots once.)
+# and the pool starts empty. Then the real thing: the units enabled,
+# handles written down, the guest rebooted (this test exits 75 and the
+# runner, vm/system/run-tests.sh, reboots and runs it again with
+# UNIQD_SYSTEM_REBOOTED=1), and the same checks after the boot.
 # Results on fd 3 as "ok persist.<case>" / "not ok persist.<case>: why".
 SUITE=persist
 # shellcheck source=tests/system/result.bash
@@ -18,12 +20,40 @@ SUITE=persist
 work=$(mktemp -d)
 snap=/var/lib/uniqd/kept.snap
 
+keep=/var/lib/uniqd-system-reboot
+
 [ -d /sys/module/uniqd ] || modprobe uniqd
 cleanup() {
-	systemctl stop uniqd-persist.service 2>/dev/null
-	rm -rf "$work" /etc/uniqd /var/lib/uniqd
+	systemctl disable --now uniqd-persist-save.timer uniqd-persist.service 2>/dev/null
+	rm -rf "$work" /etc/uniqd /var/lib/uniqd "$keep"
 }
 trap cleanup EXIT
+
+# Every handle of FILE ("handle status 'content'" lines) resolves to its
+# content, and a new key gets a handle above all of them, in the same pool.
+handles_hold() {
+	local h k max
+	while read -r h _ k; do
+		uniqdctl -p kept -e resolve "$h" | grep -qF "$k" || { echo "$h no longer resolves to $k"; return 1; }
+	done < "$1"
+	max=$(awk '{ print $1 }' "$1" | sort | tail -n 1)
+	h=$(uniqdctl -p kept -e intern "new-$2" | awk '{ print $1 }')
+	echo "last before: $max, new: $h"
+	if [[ ! "$h" > "$max" ]] || [ "${h:0:10}" != "${max:0:10}" ]; then
+		echo "the new handle $h is not above $max in the same pool"
+		return 1
+	fi
+}
+
+after_reboot() {
+	systemctl is-active uniqd-persist.service || return 1
+	journalctl -b -u uniqd-persist --no-pager | grep 'restored from' || return 1
+	handles_hold "$keep/handles" reboot
+}
+if [ -n "${UNIQD_SYSTEM_REBOOTED:-}" ]; then
+	check reboot.restored after_reboot
+	exit 0
+fi
 
 started() {
 	mkdir -p /etc/uniqd
@@ -47,21 +77,9 @@ stopped_saves() {
 check service.stop-saves stopped_saves
 
 restored() {
-	local h k max
 	systemctl start uniqd-persist.service || { journalctl -u uniqd-persist -n 20; return 1; }
 	journalctl -u uniqd-persist -n 5 --no-pager | grep 'restored from'
-	# Every handle written down resolves to its content again.
-	while read -r h _ k; do
-		uniqdctl -p kept -e resolve "$h" | grep -qF "$k" || { echo "$h no longer resolves to $k"; return 1; }
-	done < "$work/before"
-	# New content: a handle above every one issued before.
-	max=$(awk '{ print $1 }' "$work/before" | sort | tail -n 1)
-	h=$(uniqdctl -p kept -e intern after-restore | awk '{ print $1 }')
-	echo "last before: $max, new: $h"
-	if [[ ! "$h" > "$max" ]] || [ "${h:0:10}" != "${max:0:10}" ]; then
-		echo "the new handle $h is not above $max in the same pool"
-		return 1
-	fi
+	handles_hold "$work/before" restore
 }
 check service.restores restored
 
@@ -74,9 +92,9 @@ timer_saves() {
 	after=$(stat -c %Y "$snap")
 	[ "$after" -gt "$before" ] || { echo "the save service did not write $snap"; return 1; }
 	# The newest entry is in it: stop and start, and it resolves.
-	h=$(uniqdctl -p kept -e lookup after-restore | awk '{ print $1 }')
+	h=$(uniqdctl -p kept -e lookup new-restore | awk '{ print $1 }')
 	systemctl restart uniqd-persist.service || return 1
-	uniqdctl -p kept -e resolve "$h" | grep -q after-restore
+	uniqdctl -p kept -e resolve "$h" | grep -q new-restore
 }
 check timer.saves timer_saves
 
@@ -90,3 +108,21 @@ bad_snapshot() {
 		{ echo "the pool did not start empty"; return 1; }
 }
 check bad-snapshot bad_snapshot
+
+# Enabled as an administrator would, with handles written down; then the
+# runner reboots the guest and runs this again (after_reboot above).
+before_reboot() {
+	systemctl stop uniqd-persist.service
+	rm -rf /var/lib/uniqd
+	systemctl enable uniqd-persist.service uniqd-persist-save.timer || return 1
+	systemctl start uniqd-persist.service || return 1
+	mkdir -p "$keep"
+	seq -f 'boot-%g' 300 | uniqdctl -p kept -e intern > "$keep/handles" || return 1
+	[ "$(wc -l < "$keep/handles")" -eq 300 ] && touch "$keep/ready"
+}
+check reboot.prepare before_reboot
+if [ -f "$keep/ready" ]; then
+	rm -rf "$work"
+	trap - EXIT
+	exit 75
+fi

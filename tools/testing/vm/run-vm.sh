@@ -67,6 +67,20 @@ for retry in 1 2; do
 	boot
 	qrc=$?
 done
+# The full-system guest may ask for one reboot (UNIQD-REBOOT, vm/system/
+# run-tests.sh): -no-reboot ended QEMU, so boot the same disk again. QEMU
+# truncates its serial files: the first boot's go in front afterwards.
+if [ "${#drive[@]}" -gt 0 ] && tr -d '\r' < "$raw" | grep -q '^UNIQD-REBOOT' &&
+   ! tr -d '\r' < "$raw" | grep -q '^UNIQD-DONE'; then
+	echo "run-vm: $name: the guest rebooted; booting its disk again" >&2
+	mv "$log" "$out/console.boot1.log"
+	mv "$raw" "$out/results.boot1.raw"
+	boot
+	qrc=$?
+	cat "$out/console.boot1.log" "$log" > "$log.both" && mv "$log.both" "$log"
+	cat "$out/results.boot1.raw" "$raw" > "$raw.both" && mv "$raw.both" "$raw"
+	rm -f "$out/console.boot1.log" "$out/results.boot1.raw"
+fi
 secs=$(( $(date +%s) - start ))
 
 {
