@@ -10,7 +10,8 @@
 
 #include <sys/mman.h>
 
-#include "uniqd_test.h"	/* and uniqd_maphash(), from the uapi header */
+#include "uniqd_test.h"
+#include "maphash.h"	/* the index hash, one source with the module */
 
 struct ut_map {
 	const __u8 *base;

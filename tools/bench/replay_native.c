@@ -44,6 +44,7 @@
 #include "blake3.h"
 #include "internal.h"
 #include "libuniqd.h"
+#include "maphash.h"
 #include "ubench.h"
 
 #define MAXPROCS	8

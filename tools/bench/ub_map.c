@@ -42,6 +42,7 @@
 
 #include "internal.h"	/* libuniqd's probe, for --host */
 #include "libuniqd.h"
+#include "maphash.h"
 #include "ubench.h"
 
 #define PRESENT		65536U

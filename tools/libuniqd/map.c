@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "maphash.h"
 
 #define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
