@@ -196,19 +196,25 @@ check node-lost node_lost
 
 # Somebody wrote garbage under an entry's digest: the pull refuses it.
 garbage() {
-	local key before
+	local key before m refused
 	machine d || return 1
 	in_m d uniqdctl -p farm -c ident intern own-entry >/dev/null || return 1
 	key=$(redis-cli -p 7003 --scan --pattern 'uniqd:e:*' | head -n 1)
 	[ -n "$key" ] || { echo "no entry on node 7003"; return 1; }
 	printf '\005\000\000\000identforged' | redis-cli -p 7003 -x set "$key" >/dev/null
-	before=$(entries_of d)
-	if in_m d uniqd-farm -s 127.0.0.1:7001 -p farm pull a > "$work/pull-g" 2>&1 &&
-	   in_m d uniqd-farm -s 127.0.0.1:7001 -p farm pull b >> "$work/pull-g" 2>&1; then
-		cat "$work/pull-g"; echo "a forged entry was pulled"; return 1
-	fi
-	cat "$work/pull-g"
-	grep -q 'does not have that digest' "$work/pull-g" || return 1
-	[ "$(entries_of d)" -eq "$before" ] || { echo "the refused pull changed the pool"; return 1; }
+	# The forged entry is a's, b's or both: a pull that meets it is
+	# refused and leaves d as it was; one that does not may complete.
+	refused=0
+	for m in a b; do
+		before=$(entries_of d)
+		if ! in_m d uniqd-farm -s 127.0.0.1:7001 -p farm pull "$m" > "$work/pull-g" 2>&1; then
+			cat "$work/pull-g"
+			grep -q 'does not have that digest' "$work/pull-g" || return 1
+			[ "$(entries_of d)" -eq "$before" ] ||
+				{ echo "the refused pull of $m changed the pool"; return 1; }
+			refused=$((refused + 1))
+		fi
+	done
+	[ "$refused" -gt 0 ] || { echo "a forged entry was pulled"; return 1; }
 }
 check garbage garbage
