@@ -171,6 +171,137 @@ static int wait_all(pid_t *pids, int n)
 
 static __u64 handles[NKEYS];
 
+static void put64(unsigned char *p, __u64 v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static __u64 get64(const unsigned char *p)
+{
+	__u64 v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* A record of handles (the GCC plugin's gcc.use form) in class "rec". */
+static __u64 intern_rec(uniqd_pool *p, const __u64 *h, int n)
+{
+	unsigned char b[64];
+
+	for (int i = 0; i < n; i++)
+		put64(b + 8 * i, h[i]);
+	return uniqd_intern(p, uniqd_class(p, "rec"), b, 8 * n);
+}
+
+/* Does REC in Q hold exactly the handles WANT? */
+static int rec_is(uniqd_pool *q, __u64 rec, const __u64 *want, int n)
+{
+	size_t len;
+	uint32_t c;
+	const unsigned char *d = uniqd_resolve_ptr(q, rec, &len, &c);
+
+	if (!d || len != 8u * n)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (get64(d + 8 * i) != want[i])
+			return 0;
+	return 1;
+}
+
+static __u64 entries_of(uniqd_pool *q)
+{
+	struct uniqd_pool_stats st;
+
+	return uniqd_stats(q, &st) ? 0 : st.entries;
+}
+
+/*
+ * uniqd_merge_refs(): records of handles (one naming another record, one
+ * with a 0) mean in the pool merged into what they meant where saved; a
+ * record of no entry before it, or of 12 bytes, is EBADMSG before anything
+ * is interned; without the class in the list the bytes are copied as they
+ * are.
+ */
+static void merge_refs(void)
+{
+	struct uniqd_snapshot_info si;
+	__u64 a, b, r1, r2, t[3];
+	uint64_t *map = NULL;
+	uniqd_pool *p = uniqd_open("snap-refs", UNIQD_OPEN_NEW);
+	uniqd_pool *q = uniqd_open("snap-refs-into", UNIQD_OPEN_NEW);
+	const char *const refs[] = { "other", "rec", NULL };
+	int fd = memfile(), fd2 = memfile();
+	__u64 before;
+
+	th_case("merge_refs: records of handles are translated") {
+		CHECK(p && q && fd >= 0 && fd2 >= 0, "pools: %s", uniqd_last_error());
+		/* Q's handles differ from P's: it has entries of its own first. */
+		uniqd_intern(q, uniqd_class(q, "x"), "q0", 2);
+		uniqd_intern(q, uniqd_class(q, "x"), "q1", 2);
+		a = uniqd_intern(p, uniqd_class(p, "x"), "alpha", 5);
+		b = uniqd_intern(p, uniqd_class(p, "x"), "beta", 4);
+		t[0] = a, t[1] = 0, t[2] = b;
+		r1 = intern_rec(p, t, 3);
+		r2 = intern_rec(p, &r1, 1);
+		CHECK(a && b && r1 && r2, "intern: %s", uniqd_last_error());
+		CHECK_OK(uniqd_save(p, fd, 0, &si));
+		lseek(fd, 0, SEEK_SET);
+		CHECK(uniqd_merge_refs(q, fd, refs, 0, &map, &si) == 0, "merge: %s",
+		      uniqd_last_error());
+		CHECK(map && map[(__u32)a] != a, "a kept its handle: no translation seen");
+		t[0] = map ? map[(__u32)a] : 0, t[1] = 0, t[2] = map ? map[(__u32)b] : 0;
+		CHECK(map && rec_is(q, map[(__u32)r1], t, 3), "record 1 not translated");
+		CHECK(map && (t[0] = map[(__u32)r1], rec_is(q, map[(__u32)r2], t, 1)),
+		      "record 2 (of record 1) not translated");
+		free(map);
+		map = NULL;
+	}
+	th_case("merge without refs copies a record's bytes") {
+		uniqd_pool *c = uniqd_open("snap-refs-copy", UNIQD_OPEN_NEW);
+
+		lseek(fd, 0, SEEK_SET);
+		CHECK(c && uniqd_merge(c, fd, 0, &map, &si) == 0, "merge: %s",
+		      uniqd_last_error());
+		t[0] = a, t[1] = 0, t[2] = b;
+		CHECK(map && rec_is(c, map[(__u32)r1], t, 3), "record 1's bytes changed");
+		free(map);
+		map = NULL;
+		uniqd_close(c);
+	}
+	th_case("merge_refs: a record of no entry before it is EBADMSG, nothing interned") {
+		__u64 fwd = (a & ~0xffffffffULL) | 100;
+
+		CHECK(intern_rec(p, &fwd, 1), "intern: %s", uniqd_last_error());
+		CHECK_OK(uniqd_save(p, fd2, 0, &si));
+		before = entries_of(q);
+		lseek(fd2, 0, SEEK_SET);
+		CHECK(uniqd_merge_refs(q, fd2, refs, 0, &map, &si) == -1 &&
+		      errno == EBADMSG && !map, "forward handle: %s", uniqd_last_error());
+		CHECK(entries_of(q) == before, "%llu entries, not %llu",
+		      (unsigned long long)entries_of(q), (unsigned long long)before);
+	}
+	th_case("merge_refs: a record of 12 bytes is EBADMSG") {
+		uniqd_pool *o = uniqd_open("snap-refs-odd", UNIQD_OPEN_NEW);
+		int f3 = memfile();
+
+		CHECK(o && uniqd_intern(o, uniqd_class(o, "rec"), "twelve bytes", 12),
+		      "intern: %s", uniqd_last_error());
+		CHECK_OK(uniqd_save(o, f3, 0, &si));
+		lseek(f3, 0, SEEK_SET);
+		CHECK(uniqd_merge_refs(q, f3, refs, 0, &map, &si) == -1 &&
+		      errno == EBADMSG, "12 bytes: %s", uniqd_last_error());
+		close(f3);
+		uniqd_close(o);
+	}
+	close(fd);
+	close(fd2);
+	uniqd_close(p);
+	uniqd_close(q);
+}
+
 int main(void)
 {
 	struct uniqd_snapshot_info si, ri;
@@ -480,5 +611,6 @@ int main(void)
 		uniqd_close(m);
 	}
 	close(fd);
+	merge_refs();
 	return th_finish();
 }

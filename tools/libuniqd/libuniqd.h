@@ -418,6 +418,20 @@ uniqd_pool *uniqd_restore(const char *device, int fd, unsigned int flags,
 int uniqd_merge(uniqd_pool *pool, int fd, unsigned int flags, uint64_t **map,
 		struct uniqd_snapshot_info *info);
 
+/*
+ * As uniqd_merge(), where the records of the classes REFS names (a
+ * NULL-terminated list of class names) hold handles: runs of little-endian
+ * 64-bit handles of the saved pool, 0 for none, each naming an entry saved
+ * before the record (the GCC plugin's gcc.use records). Each handle is
+ * translated to POOL's before the record is interned, so it means in POOL
+ * what it meant where it was saved. A record that is not a run of 8-byte
+ * handles, or names no entry before it: EBADMSG, found before anything is
+ * interned. See uniqd_merge_refs(3).
+ */
+int uniqd_merge_refs(uniqd_pool *pool, int fd, const char *const *refs,
+		     unsigned int flags, uint64_t **map,
+		     struct uniqd_snapshot_info *info);
+
 /* ---- errors ------------------------------------------------------------- */
 
 /* "EACCES" for EACCES; "E<number>" for an errno the library does not know. */

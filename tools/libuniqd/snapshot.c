@@ -560,13 +560,65 @@ static int uq_snap_classes(enum uq_call call, uniqd_pool *pool,
 }
 
 /*
+ * Which classes hold handles (REF[i] for class i + 1; REFS NULL-terminated
+ * names), and check every such record before anything is interned: a run
+ * of little-endian 64-bit handles, each 0 or one of the snapshot's own
+ * entries before it. *BYTES gets their total length (the scratch space the
+ * translated records need).
+ */
+static int uq_snap_refs(uniqd_pool *pool, const struct uq_snap *s,
+			const char *const *refs, bool *ref, uint64_t *bytes)
+{
+	uint64_t off = s->classes_off, base = (uint64_t)s->pool_id << 32;
+	bool any = false;
+
+	*bytes = 0;
+	for (uint32_t i = 0; i < s->classes; i++) {
+		uint32_t len = uq_get32(s->buf + off);
+
+		ref[i] = false;
+		for (const char *const *r = refs; r && *r; r++)
+			if (strlen(*r) == len && !memcmp(*r, s->buf + off + 4, len))
+				ref[i] = any = true;
+		off += 4 + len;
+	}
+	if (!any)
+		return 0;
+	off = s->entries_off;
+	for (uint64_t i = 1; i <= s->entries; i++) {
+		uint32_t len = uq_get32(s->buf + off + 4);
+
+		if (ref[uq_get32(s->buf + off) - 1]) {
+			if (len % 8)
+				return uq_snap_fail(UQ_CALL_MERGE, pool, EBADMSG, off,
+						    "a record of handles is not a run of 8-byte handles");
+			for (uint32_t k = 0; k < len; k += 8) {
+				uint64_t h = uq_get64(s->buf + off + 8 + k);
+
+				if (h && (h >> 32 != base >> 32 || !(uint32_t)h ||
+					  (uint32_t)h >= i))
+					return uq_snap_fail(UQ_CALL_MERGE, pool, EBADMSG,
+							    off + 8 + k,
+							    "a record holds a handle of no entry before it");
+			}
+			*bytes += len;
+		}
+		off += 8 + len;
+	}
+	return 0;
+}
+
+/*
  * Intern the snapshot's entries into POOL in order, in batches. MAP[i] gets
  * the handle of entry i. RESTORE: each must be new and get handle
- * pool_id << 32 | i, the one it had.
+ * pool_id << 32 | i, the one it had. REF (merge): the classes whose records
+ * hold handles, translated through MAP into SCRATCH first; a batch ends
+ * before a record that names an entry of the same batch.
  */
 static int uq_snap_entries(enum uq_call call, uniqd_pool *pool,
 			   const struct uq_snap *s, const uint32_t *ids,
-			   uint64_t *map, bool restore)
+			   uint64_t *map, bool restore, const bool *ref,
+			   uint8_t *scratch)
 {
 	uint32_t max = pool->max_batch ? pool->max_batch : UNIQD_BATCH_MAX;
 	uint64_t base = (uint64_t)s->pool_id << 32;
@@ -585,12 +637,32 @@ static int uq_snap_entries(enum uq_call call, uniqd_pool *pool,
 		struct uniqd_batch b;
 		uint32_t n = 0;
 
-		while (n < max && done + n < s->entries) {
-			uint32_t len = uq_get32(s->buf + off + 4);
+		uint8_t *sp = scratch;
 
+		while (n < max && done + n < s->entries) {
+			uint32_t cls = uq_get32(s->buf + off) - 1;
+			uint32_t len = uq_get32(s->buf + off + 4);
+			const uint8_t *data = s->buf + off + 8;
+
+			if (ref && ref[cls]) {
+				uint32_t k;
+
+				/* Checked by uq_snap_refs(): each names an entry before. */
+				for (k = 0; k < len; k += 8) {
+					uint32_t j = (uint32_t)uq_get64(data + k);
+
+					if (j > done)
+						break;
+					uq_put64(sp + k, j ? map[j] : 0);
+				}
+				if (k < len)
+					break;	/* an entry of this batch: the next one */
+				data = sp;
+				sp += len;
+			}
 			memset(&keys[n], 0, sizeof(keys[n]));
-			keys[n].class_id = ids[uq_get32(s->buf + off) - 1];
-			keys[n].data = (uintptr_t)(s->buf + off + 8);
+			keys[n].class_id = ids[cls];
+			keys[n].data = (uintptr_t)data;
 			keys[n].len = len;
 			offs[n] = off;
 			off += 8 + len;
@@ -660,7 +732,7 @@ uniqd_pool *uniqd_restore(const char *device, int fd, unsigned int flags,
 	if (!pool)
 		goto fail;
 	if (uq_snap_classes(UQ_CALL_RESTORE, pool, &s, ids, true) ||
-	    uq_snap_entries(UQ_CALL_RESTORE, pool, &s, ids, map, true))
+	    uq_snap_entries(UQ_CALL_RESTORE, pool, &s, ids, map, true, NULL, NULL))
 		goto fail;
 	/* Complete: now ATTACH by name may find it. */
 	memset(&pub, 0, sizeof(pub));
@@ -685,11 +757,15 @@ fail:
 	return NULL;
 }
 
-int uniqd_merge(uniqd_pool *pool, int fd, unsigned int flags, uint64_t **mapp,
-		struct uniqd_snapshot_info *info)
+int uniqd_merge_refs(uniqd_pool *pool, int fd, const char *const *refs,
+		     unsigned int flags, uint64_t **mapp,
+		     struct uniqd_snapshot_info *info)
 {
+	uint8_t *scratch = NULL;
 	uint32_t *ids = NULL;
 	uint64_t *map = NULL;
+	uint64_t ref_bytes;
+	bool *ref = NULL;
 	struct uq_snap s;
 	int ret = -1;
 
@@ -699,21 +775,38 @@ int uniqd_merge(uniqd_pool *pool, int fd, unsigned int flags, uint64_t **mapp,
 	if (uq_snap_load(UQ_CALL_MERGE, fd, &s))
 		return -1;
 	ids = malloc(((size_t)s.classes + 1) * sizeof(*ids));
+	ref = malloc((size_t)s.classes + 1);
 	map = calloc((size_t)s.entries + 1, sizeof(*map));
-	if (!ids || !map) {
+	if (!ids || !ref || !map) {
+		uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
+		goto out;
+	}
+	if (uq_snap_refs(pool, &s, refs, ref, &ref_bytes))
+		goto out;
+	/* A batch translates at most all of them. */
+	if (ref_bytes && !(scratch = malloc(ref_bytes))) {
 		uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
 		goto out;
 	}
 	if (uq_snap_classes(UQ_CALL_MERGE, pool, &s, ids, false) ||
-	    uq_snap_entries(UQ_CALL_MERGE, pool, &s, ids, map, false))
+	    uq_snap_entries(UQ_CALL_MERGE, pool, &s, ids, map, false,
+			    ref_bytes ? ref : NULL, scratch))
 		goto out;
 	uq_snap_info(&s, info);
 	*mapp = map;
 	map = NULL;
 	ret = 0;
 out:
+	free(scratch);
+	free(ref);
 	free(ids);
 	free(map);
 	free(s.buf);
 	return ret;
+}
+
+int uniqd_merge(uniqd_pool *pool, int fd, unsigned int flags, uint64_t **mapp,
+		struct uniqd_snapshot_info *info)
+{
+	return uniqd_merge_refs(pool, fd, NULL, flags, mapp, info);
 }

@@ -26,6 +26,7 @@
 #include <linux/uniqd.h>
 
 #include "libuniqd.h"
+#include "../gcc-plugin/gcc_keys.h"
 #include "layouts.h"
 
 #define EXIT_ABSENT	1
@@ -49,6 +50,7 @@ static struct {
 	unsigned int share;
 	struct uniqd_limits limits;
 	double seconds;
+	const char *refs;	/* merge: classes of handle records */
 } opt;
 
 static const char *prog = "uniqdctl";
@@ -105,6 +107,8 @@ static void usage(FILE *f)
 "                       limits of a pool created now (0: the module's)\n"
 "      --seconds N      hold, restore: release after N seconds\n"
 "      --strict         layouts: names-only differences fail too\n"
+"      --refs LIST      merge: the classes (comma-separated) whose records are\n"
+"                       handles, translated (default gcc.use; '': none)\n"
 "  -d, --device PATH    the device (default /dev/uniqd)\n"
 "  -h, --help           this text\n"
 "\n"
@@ -1143,9 +1147,35 @@ static int cmd_restore(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * LIST's comma-separated class names as a NULL-terminated array; every name
+ * points into one copy of LIST, in element 0 (an empty LIST: no name).
+ */
+static char **split_refs(const char *list)
+{
+	char *copy = strdup(list), **v, *name, *save = NULL;
+	size_t n = 2;
+
+	for (const char *c = list; *c; c++)
+		n += *c == ',';
+	v = calloc(n, sizeof(*v));
+	if (!copy || !v)
+		die_file("split", "--refs");
+	v[0] = copy;
+	n = 0;
+	for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save))
+		v[n++] = name;
+	if (!n) {
+		free(copy);
+		v[0] = NULL;
+	}
+	return v;
+}
+
 static int cmd_merge(int argc, char **argv)
 {
 	struct uniqd_snapshot_info si;
+	char **refs;
 	uint64_t *map = NULL;
 	FILE *out = stdout;
 	uniqd_pool *p;
@@ -1153,10 +1183,13 @@ static int cmd_merge(int argc, char **argv)
 
 	if (argc < 1 || argc > 2)
 		die_usage("merge takes FILE and an optional MAP file");
+	refs = split_refs(opt.refs ? opt.refs : GK_CLASS_USE);
 	fd = open_snapshot(argv[0]);
 	p = open_pool(false);
-	if (uniqd_merge(p, fd, 0, &map, &si))
+	if (uniqd_merge_refs(p, fd, (const char *const *)refs, 0, &map, &si))
 		fail();
+	free(refs[0]);
+	free(refs);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	if (argc == 2 && strcmp(argv[1], "-")) {
@@ -1200,7 +1233,8 @@ static uint64_t parse_u64(const char *name, const char *s)
 int main(int argc, char **argv)
 {
 	enum { O_SHARE_GROUP = 256, O_SHARE_ALL, O_MAX_BYTES, O_MAX_ENTRIES,
-	       O_MAX_CLASSES, O_SECONDS, O_RAW, O_STRICT, O_OWNED, O_OVERRIDE };
+	       O_MAX_CLASSES, O_SECONDS, O_RAW, O_STRICT, O_OWNED, O_OVERRIDE,
+	       O_REFS };
 	static const struct option longopts[] = {
 		{ "pool", required_argument, NULL, 'p' },
 		{ "class", required_argument, NULL, 'c' },
@@ -1219,6 +1253,7 @@ int main(int argc, char **argv)
 		{ "max-classes", required_argument, NULL, O_MAX_CLASSES },
 		{ "seconds", required_argument, NULL, O_SECONDS },
 		{ "strict", no_argument, NULL, O_STRICT },
+		{ "refs", required_argument, NULL, O_REFS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1241,6 +1276,7 @@ int main(int argc, char **argv)
 		case 'x': opt.hex = true; break;
 		case O_RAW: opt.raw = true; break;
 		case O_STRICT: opt.strict = true; break;
+		case O_REFS: opt.refs = optarg; break;
 		case 'j': opt.json = true; break;
 		case 'e': opt.existing = true; break;
 		case 'n': opt.create_new = true; break;
