@@ -13,7 +13,8 @@
 # each of the other's handles to its own handle of the same content. A third
 # machine pulls while a node is killed, and from a cluster holding garbage:
 # it gets a clear error and its pool is as it was; once the node is back
-# the same pull completes.
+# the same pull completes. Two more machines each compile half of the layout
+# demo with the GCC plugin, and find its planted mismatch only together.
 # Results on fd 3 as "ok farm.<case>" / "not ok farm.<case>: why".
 SUITE=farm
 # shellcheck source=tests/system/result.bash
@@ -159,6 +160,59 @@ entries_of() {
 	in_m "$1" uniqdctl -p farm stats | awk '$1 == "entries" { print $2 }'
 }
 
+# A build spread over two machines: the layout demo's units compiled with the
+# GCC plugin, item.c, list.c and log.c on p, the others on q. Each sees only
+# one layout of struct item; the planted ABI mismatch (item.c's
+# ITEM_TRACK_OWNER) shows only once a machine has pulled the other's
+# records, their gcc.use handles translated to its own. Both then hold the
+# same classes with as many entries, and report the same layouts.
+lib=${UNIQD_SYSTEM_LIB:-/usr/local/lib/uniqd-system}
+layouts_of() {
+	in_m "$1" uniqdctl -p farm layouts > "$work/layouts-$1" 2>&1
+}
+split_build() {
+	local m rc units
+	[ -d "$lib/layout" ] || { echo "no layout demo in $lib"; return 1; }
+	for m in p q; do
+		machine "$m" || return 1
+		cp -r "$lib/layout" "$work/build-$m"
+		units="item.o list.o log.o"
+		[ "$m" = q ] && units="main.o store.o report.o"
+		# shellcheck disable=SC2086  # units are words
+		in_m "$m" make -C "$work/build-$m" CC="gcc -fplugin=uniqd -fplugin-arg-uniqd-pool=farm" \
+			$units > "$work/make-$m" 2>&1 || { tail -n 5 "$work/make-$m"; return 1; }
+		layouts_of "$m"
+		rc=$?
+		[ "$rc" -eq 0 ] || { cat "$work/layouts-$m"; echo "$m alone: layouts exit $rc, not 0"; return 1; }
+		in_m "$m" uniqd-farm -s 127.0.0.1:7001 -p farm push "$m" || return 1
+	done
+	for m in p q; do
+		o=$([ "$m" = p ] && echo q || echo p)
+		in_m "$m" uniqd-farm -s 127.0.0.1:7003 -p farm pull "$o" || return 1
+		layouts_of "$m"
+		rc=$?
+		[ "$rc" -eq 1 ] || { cat "$work/layouts-$m"; echo "$m after the pull: layouts exit $rc, not 1"; return 1; }
+		grep -q '^struct item@include/item.h:[0-9]*: ABI mismatch' "$work/layouts-$m" ||
+			{ cat "$work/layouts-$m"; return 1; }
+		in_m "$m" uniqdctl -p farm classes | awk '{ print $3, $2 }' | sort > "$work/classes-$m"
+	done
+	head -n 3 "$work/layouts-p"
+	diff "$work/classes-p" "$work/classes-q" || { echo "p and q hold different classes or counts"; return 1; }
+	diff <(sort "$work/layouts-p") <(sort "$work/layouts-q") ||
+		{ echo "p and q report different layouts"; return 1; }
+	# Without the translation the records would name q's own, unrelated
+	# entries: pulled with --refs '' into a third machine, no mismatch shows.
+	machine r || return 1
+	for o in p q; do
+		in_m r uniqd-farm -s 127.0.0.1:7002 -p farm --refs '' pull "$o" > /dev/null || return 1
+	done
+	layouts_of r
+	rc=$?
+	[ "$rc" -ne 1 ] || ! grep -q '^struct item@include/item.h:[0-9]*: ABI mismatch' "$work/layouts-r" ||
+		{ echo "untranslated records found the mismatch too: the check proves nothing"; return 1; }
+}
+check split-build split_build
+
 # Machine c holds one entry of its own, and pulls a's while a node dies.
 node_lost() {
 	local before after rc pid
@@ -196,12 +250,15 @@ check node-lost node_lost
 
 # Somebody wrote garbage under an entry's digest: the pull refuses it.
 garbage() {
-	local key before m refused
+	local key before m refused h
 	machine d || return 1
 	in_m d uniqdctl -p farm -c ident intern own-entry >/dev/null || return 1
-	key=$(redis-cli -p 7003 --scan --pattern 'uniqd:e:*' | head -n 1)
-	[ -n "$key" ] || { echo "no entry on node 7003"; return 1; }
-	printf '\005\000\000\000identforged' | redis-cli -p 7003 -x set "$key" >/dev/null
+	# The digest of one of a's identifiers (d computes it for its own copy).
+	h=$(head -n 1 "$work/half-a" | in_m d uniqdctl -p farm -c ident intern | awk '{ print $1 }')
+	[ -n "$h" ] || return 1
+	key=uniqd:e:$(in_m d uniqdctl -p farm digest "$h" | awk '{ print $1 }')
+	redis-cli -c -p 7001 exists "$key" | grep -qx 1 || { echo "$key is not in the cluster"; return 1; }
+	printf '\005\000\000\000identforged' | redis-cli -c -p 7001 -x set "$key" >/dev/null
 	# The forged entry is a's, b's or both: a pull that meets it is
 	# refused and leaves d as it was; one that does not may complete.
 	refused=0

@@ -23,12 +23,18 @@
  * are there and sound interns them into the local pool and writes MAP: one
  * line "REMOTE-HANDLE LOCAL-HANDLE" per entry. A pull that fails leaves the
  * pool as it was.
+ *
+ * The records of the classes --refs names (default gcc.use, the GCC
+ * plugin's (unit, tag, layout) records) are runs of little-endian 64-bit
+ * handles of MACHINE's pool: pull checks that each names an entry of the
+ * manifest before it and interns the record with the local handles instead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +52,7 @@
 static const char *prog = "uniqd-farm";
 static const char *server = "127.0.0.1:6379";
 static const char *pool_name;
+static const char *refs = "gcc.use";	/* comma-separated class names */
 
 static void die(const char *fmt, ...)
 {
@@ -65,7 +72,9 @@ static void usage(void)
 		"usage: %s [-s HOST:PORT] [-p POOL] push MACHINE\n"
 		"       %s [-s HOST:PORT] [-p POOL] pull MACHINE [MAP]\n"
 		"  -s, --server HOST:PORT  a node of the cluster (default 127.0.0.1:6379)\n"
-		"  -p, --pool NAME         the pool (default $UNIQD_POOL, else \"default\")\n",
+		"  -p, --pool NAME         the pool (default $UNIQD_POOL, else \"default\")\n"
+		"  -r, --refs LIST         pull: the classes whose records are handles,\n"
+		"                          translated (default gcc.use; '': none)\n",
 		prog, prog);
 	exit(2);
 }
@@ -410,8 +419,112 @@ static void fetch(struct fc_cluster *cl, struct pulled *v, size_t n,
 	}
 }
 
+/* Is the class NAME (LEN bytes) one of --refs? */
+static bool is_ref_class(const char *name, size_t len)
+{
+	for (const char *r = refs; *r; ) {
+		size_t l = strcspn(r, ",");
+
+		if (l == len && !memcmp(r, name, len))
+			return true;
+		r += l + (r[l] == ',');
+	}
+	return false;
+}
+
+/* The index in V of MACHINE's handle H, or N. */
+static size_t pulled_index(const struct pulled *v, size_t n, uint64_t h)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].handle == h)
+			return mid;
+		if (v[mid].handle < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return n;
+}
+
+/*
+ * Check every handle record before the pool is touched: 8-byte handles,
+ * each 0 or an entry of the manifest before the record. Returns their bytes.
+ */
+static size_t refs_check(const struct pulled *v, const struct uniqd_item *items,
+			 const bool *ref, size_t n)
+{
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!ref[i])
+			continue;
+		if (items[i].len % 8)
+			die("entry 0x%016" PRIx64 ": a record of handles of %zu bytes; nothing was interned",
+			    v[i].handle, (size_t)items[i].len);
+		for (size_t k = 0; k < items[i].len; k += 8) {
+			uint64_t h = get_le64((const uint8_t *)items[i].data + k);
+
+			if (h && pulled_index(v, n, h) >= i)
+				die("entry 0x%016" PRIx64 " names 0x%016" PRIx64
+				    ", no entry before it; nothing was interned",
+				    v[i].handle, h);
+		}
+		bytes += items[i].len;
+	}
+	return bytes;
+}
+
+static void intern_run(uniqd_pool *pool, struct uniqd_item *items, size_t n)
+{
+	if (n && uniqd_intern_many(pool, items, n, 0) != n)
+		die("intern into '%s': %s (the entries before it are in the pool)",
+		    pool_name, uniqd_strerror(errno));
+}
+
+/*
+ * Intern ITEMS in runs: a handle record is translated to local handles, and
+ * a run ends before a record that names an entry of the same run.
+ */
+static void intern_all(uniqd_pool *pool, const struct pulled *v,
+		       struct uniqd_item *items, const bool *ref, size_t n,
+		       uint8_t *scratch)
+{
+	size_t start = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *d = items[i].data;
+
+		if (!ref[i])
+			continue;
+		for (size_t k = 0; k < items[i].len; k += 8) {
+			uint64_t h = get_le64(d + k);
+
+			if (h && pulled_index(v, n, h) >= start) {
+				intern_run(pool, items + start, i - start);
+				start = i;
+				break;
+			}
+		}
+		for (size_t k = 0; k < items[i].len; k += 8) {
+			uint64_t h = get_le64(d + k);
+
+			put_le64(scratch + k, h ? items[pulled_index(v, n, h)].handle : 0);
+		}
+		items[i].data = scratch;
+		scratch += items[i].len;
+	}
+	intern_run(pool, items + start, n - start);
+}
+
 static int cmd_pull(struct fc_cluster *cl, const char *machine, const char *map)
 {
+	uint8_t *scratch;
+	size_t ref_bytes;
+	bool *ref;
 	uint64_t bytes = 0, created = 0;
 	struct uniqd_device_info dev;
 	struct uniqd_item *items;
@@ -433,7 +546,8 @@ static int cmd_pull(struct fc_cluster *cl, const char *machine, const char *map)
 	if (map && !(out = fopen(map, "w")))
 		die("%s: %s", map, strerror(errno));
 	items = calloc(n ? n : 1, sizeof(*items));
-	if (!items)
+	ref = calloc(n ? n : 1, sizeof(*ref));
+	if (!items || !ref)
 		die("out of memory");
 	for (size_t i = 0; i < n; i++) {
 		const char *s = v[i].val->str;
@@ -444,10 +558,13 @@ static int cmd_pull(struct fc_cluster *cl, const char *machine, const char *map)
 			die("class of %zu bytes: %s", (size_t)nlen, uniqd_strerror(errno));
 		items[i].data = s + 4 + nlen;
 		items[i].len = v[i].val->len - 4 - nlen;
+		ref[i] = is_ref_class(s + 4, nlen);
 	}
-	if (uniqd_intern_many(pool, items, n, 0) != n)
-		die("intern into '%s': %s (the entries before it are in the pool)",
-		    pool_name, uniqd_strerror(errno));
+	ref_bytes = refs_check(v, items, ref, n);
+	scratch = malloc(ref_bytes ? ref_bytes : 1);
+	if (!scratch)
+		die("out of memory");
+	intern_all(pool, v, items, ref, n, scratch);
 	for (size_t i = 0; i < n; i++) {
 		created += !!(items[i].status & UNIQD_CREATED);
 		if (out)
@@ -459,6 +576,8 @@ static int cmd_pull(struct fc_cluster *cl, const char *machine, const char *map)
 		die("%s: %s", map, strerror(errno));
 	printf("pulled %zu entries of %s's pool '%s' (%" PRIu64 " new here), %" PRIu64
 	       " bytes\n", n, machine, pool_name, created, bytes + n * REC);
+	free(scratch);
+	free(ref);
 	free(items);
 	free(v);
 	uniqd_close(pool);
@@ -470,6 +589,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, 's' },
 		{ "pool", required_argument, NULL, 'p' },
+		{ "refs", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -479,13 +599,16 @@ int main(int argc, char **argv)
 	pool_name = getenv("UNIQD_POOL");
 	if (!pool_name || !*pool_name)
 		pool_name = "default";
-	while ((c = getopt_long(argc, argv, "+s:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+s:p:r:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			server = optarg;
 			break;
 		case 'p':
 			pool_name = optarg;
+			break;
+		case 'r':
+			refs = optarg;
 			break;
 		default:
 			usage();
