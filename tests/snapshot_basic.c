@@ -15,6 +15,7 @@
 #include "harness.h"
 #include "libuniqd.h"
 #include "uniqd_test.h"
+#include "uniqd_le.h"
 
 #define NKEYS	3000
 #define NCLS	3
@@ -171,28 +172,13 @@ static int wait_all(pid_t *pids, int n)
 
 static __u64 handles[NKEYS];
 
-static void put64(unsigned char *p, __u64 v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static __u64 get64(const unsigned char *p)
-{
-	__u64 v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* A record of handles (the GCC plugin's gcc.use form) in class "rec". */
 static __u64 intern_rec(uniqd_pool *p, const __u64 *h, int n)
 {
 	unsigned char b[64];
 
 	for (int i = 0; i < n; i++)
-		put64(b + 8 * i, h[i]);
+		uq_le_put64(b + 8 * i, h[i]);
 	return uniqd_intern(p, uniqd_class(p, "rec"), b, 8 * n);
 }
 
@@ -206,7 +192,7 @@ static int rec_is(uniqd_pool *q, __u64 rec, const __u64 *want, int n)
 	if (!d || len != 8u * n)
 		return 0;
 	for (int i = 0; i < n; i++)
-		if (get64(d + 8 * i) != want[i])
+		if (uq_le_get64(d + 8 * i) != want[i])
 			return 0;
 	return 1;
 }

@@ -44,6 +44,7 @@
 
 #include "blake3.h"
 #include "cluster.h"
+#include "uniqd_le.h"
 
 #define REC		(8 + UNIQD_DIGEST_SIZE)
 #define CHUNK		1024	/* entries a round trip */
@@ -83,29 +84,6 @@ static void hexify(const uint8_t *d, char *out)
 {
 	for (int i = 0; i < UNIQD_DIGEST_SIZE; i++)
 		sprintf(out + 2 * i, "%02x", d[i]);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
 static void digest_of(const void *buf, size_t len, uint8_t *out)
@@ -232,7 +210,7 @@ static int push_one(void *arg, uint64_t handle, uint32_t class_id,
 	v = malloc(4 + nlen + len);
 	if (!v)
 		die("out of memory");
-	put_le32(v, nlen);
+	uq_le_put32(v, nlen);
 	memcpy(v + 4, name, nlen);
 	memcpy(v + 4 + nlen, data, len);
 	digest_of(v, 4 + nlen + len, digest);
@@ -240,7 +218,7 @@ static int push_one(void *arg, uint64_t handle, uint32_t class_id,
 	hexify(digest, p->keys[p->n] + 8);
 	p->vals[p->n] = v;
 	p->val_len[p->n] = 4 + nlen + len;
-	put_le64(p->recs + p->n * REC, handle);
+	uq_le_put64(p->recs + p->n * REC, handle);
 	memcpy(p->recs + p->n * REC + 8, digest, UNIQD_DIGEST_SIZE);
 	if (++p->n == CHUNK)
 		push_flush(p);
@@ -258,7 +236,7 @@ static uint64_t manifest_last(struct fc_cluster *cl)
 	if (r->type == REDIS_REPLY_STRING) {
 		if (r->len < REC || r->len % REC)
 			die("%s: a blob of %zu bytes is not a run of records", key_m, r->len);
-		h = get_le64((const uint8_t *)r->str + r->len - REC);
+		h = uq_le_get64((const uint8_t *)r->str + r->len - REC);
 	}
 	fc_cmds_free(&c, 1);
 	return h;
@@ -354,7 +332,7 @@ static struct pulled *manifest_read(struct fc_cluster *cl, size_t *np)
 			die("%s: element %lld is not a run of records", key_m, i);
 		q = (const uint8_t *)r->element[0]->str;
 		for (size_t k = 0; k < r->element[0]->len / REC; k++, q += REC) {
-			uint64_t h = get_le64(q);
+			uint64_t h = uq_le_get64(q);
 
 			/* A blob sent twice (its reply was lost) repeats handles. */
 			if (h <= last)
@@ -403,7 +381,7 @@ static void fetch(struct fc_cluster *cl, struct pulled *v, size_t n,
 				die("%s: %s; nothing was interned", keys[i],
 				    r->type == REDIS_REPLY_NIL ? "absent from the cluster" :
 				    r->type == REDIS_REPLY_ERROR ? r->str : "not a string");
-			nlen = r->len >= 4 ? get_le32((const uint8_t *)r->str) : 0;
+			nlen = r->len >= 4 ? uq_le_get32((const uint8_t *)r->str) : 0;
 			if (r->len < 4 || !nlen || nlen > UNIQD_CLASS_NAME_MAX ||
 			    r->len - 4 < nlen || r->len - 4 - nlen > max_key_len)
 				die("%s: not an entry (%zu bytes); nothing was interned",
@@ -466,7 +444,7 @@ static size_t refs_check(const struct pulled *v, const struct uniqd_item *items,
 			die("entry 0x%016" PRIx64 ": a record of handles of %zu bytes; nothing was interned",
 			    v[i].handle, (size_t)items[i].len);
 		for (size_t k = 0; k < items[i].len; k += 8) {
-			uint64_t h = get_le64((const uint8_t *)items[i].data + k);
+			uint64_t h = uq_le_get64((const uint8_t *)items[i].data + k);
 
 			if (h && pulled_index(v, n, h) >= i)
 				die("entry 0x%016" PRIx64 " names 0x%016" PRIx64
@@ -501,7 +479,7 @@ static void intern_all(uniqd_pool *pool, const struct pulled *v,
 		if (!ref[i])
 			continue;
 		for (size_t k = 0; k < items[i].len; k += 8) {
-			uint64_t h = get_le64(d + k);
+			uint64_t h = uq_le_get64(d + k);
 
 			if (h && pulled_index(v, n, h) >= start) {
 				intern_run(pool, items + start, i - start);
@@ -510,9 +488,9 @@ static void intern_all(uniqd_pool *pool, const struct pulled *v,
 			}
 		}
 		for (size_t k = 0; k < items[i].len; k += 8) {
-			uint64_t h = get_le64(d + k);
+			uint64_t h = uq_le_get64(d + k);
 
-			put_le64(scratch + k, h ? items[pulled_index(v, n, h)].handle : 0);
+			uq_le_put64(scratch + k, h ? items[pulled_index(v, n, h)].handle : 0);
 		}
 		items[i].data = scratch;
 		scratch += items[i].len;
@@ -551,7 +529,7 @@ static int cmd_pull(struct fc_cluster *cl, const char *machine, const char *map)
 		die("out of memory");
 	for (size_t i = 0; i < n; i++) {
 		const char *s = v[i].val->str;
-		uint32_t nlen = get_le32((const uint8_t *)s);
+		uint32_t nlen = uq_le_get32((const uint8_t *)s);
 
 		items[i].class_id = uniqd_class_n(pool, s + 4, nlen, 0);
 		if (!items[i].class_id)

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "uniqd_le.h"
+
 /* The classes, all in one pool. */
 #define GK_CLASS_IDENT	"gcc.ident"	/* an identifier of GCC's ident_hash */
 #define GK_CLASS_UNIT	"gcc.unit"	/* main input file, cwd-relative */
@@ -40,33 +42,18 @@ struct gk_use {
 	uint64_t layout;
 };
 
-static inline void gk_put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static inline uint64_t gk_get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static inline void gk_use_encode(unsigned char out[GK_USE_LEN], const struct gk_use *u)
 {
-	gk_put64(out, u->unit);
-	gk_put64(out + 8, u->tag);
-	gk_put64(out + 16, u->layout);
+	uq_le_put64(out, u->unit);
+	uq_le_put64(out + 8, u->tag);
+	uq_le_put64(out + 16, u->layout);
 }
 
 static inline void gk_use_decode(struct gk_use *u, const unsigned char in[GK_USE_LEN])
 {
-	u->unit = gk_get64(in);
-	u->tag = gk_get64(in + 8);
-	u->layout = gk_get64(in + 16);
+	u->unit = uq_le_get64(in);
+	u->tag = uq_le_get64(in + 8);
+	u->layout = uq_le_get64(in + 16);
 }
 
 #endif /* UNIQD_GCC_KEYS_H */

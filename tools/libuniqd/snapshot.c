@@ -33,6 +33,7 @@
 
 #include "blake3.h"
 #include "internal.h"
+#include "uniqd_le.h"
 
 #define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
@@ -66,29 +67,6 @@ struct uq_snap {
 	uint64_t classes_off;	/* where the classes start */
 	uint64_t entries_off;	/* where the entries start */
 };
-
-static void uq_put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void uq_put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t uq_get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t uq_get64(const uint8_t *p)
-{
-	return (uint64_t)uq_get32(p) | (uint64_t)uq_get32(p + 4) << 32;
-}
 
 /* ---- save ------------------------------------------------------------------ */
 
@@ -146,7 +124,7 @@ static void uq_w32(struct uq_writer *w, uint32_t v)
 {
 	uint8_t b[4];
 
-	uq_put32(b, v);
+	uq_le_put32(b, v);
 	uq_w_bytes(w, b, sizeof(b));
 }
 
@@ -241,19 +219,19 @@ int uniqd_save(uniqd_pool *pool, int fd, unsigned int flags,
 
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr, UQ_SNAP_MAGIC, 8);
-	uq_put32(hdr + 8, UNIQD_SNAPSHOT_VERSION);
-	uq_put32(hdr + 12, UQ_SNAP_HDR);
-	uq_put32(hdr + 16, 0);
-	uq_put32(hdr + 20, (uint32_t)(m->handle_base >> 32));
-	uq_put64(hdr + 24, n);
-	uq_put64(hdr + 32, bytes);
-	uq_put64(hdr + 40, class_bytes);
-	uq_put64(hdr + 48, pool->info.max_bytes);
-	uq_put64(hdr + 56, pool->info.max_entries);
-	uq_put32(hdr + 64, pool->info.max_classes);
-	uq_put32(hdr + 68, nclasses);
-	uq_put32(hdr + 72, pool->info.mode & UQ_SNAP_SHARE);
-	uq_put32(hdr + 76, pool->info.name_len);
+	uq_le_put32(hdr + 8, UNIQD_SNAPSHOT_VERSION);
+	uq_le_put32(hdr + 12, UQ_SNAP_HDR);
+	uq_le_put32(hdr + 16, 0);
+	uq_le_put32(hdr + 20, (uint32_t)(m->handle_base >> 32));
+	uq_le_put64(hdr + 24, n);
+	uq_le_put64(hdr + 32, bytes);
+	uq_le_put64(hdr + 40, class_bytes);
+	uq_le_put64(hdr + 48, pool->info.max_bytes);
+	uq_le_put64(hdr + 56, pool->info.max_entries);
+	uq_le_put32(hdr + 64, pool->info.max_classes);
+	uq_le_put32(hdr + 68, nclasses);
+	uq_le_put32(hdr + 72, pool->info.mode & UQ_SNAP_SHARE);
+	uq_le_put32(hdr + 76, pool->info.name_len);
 
 	w->fd = fd;
 	w->err = 0;
@@ -401,7 +379,7 @@ static int uq_snap_load(enum uq_call call, int fd, struct uq_snap *s)
 	off = end;
 	if (memcmp(sum, b + end, sizeof(sum)))
 		goto bad;
-	s->version = uq_get32(b + 8);
+	s->version = uq_le_get32(b + 8);
 	off = 8;
 	what = "another format version";
 	if (s->version != UNIQD_SNAPSHOT_VERSION) {
@@ -412,19 +390,19 @@ static int uq_snap_load(enum uq_call call, int fd, struct uq_snap *s)
 	/* A checksum proves no intent: a hostile file can have a good one. */
 	what = "bad header";
 	off = 12;
-	if (end < UQ_SNAP_HDR || uq_get32(b + 12) != UQ_SNAP_HDR)
+	if (end < UQ_SNAP_HDR || uq_le_get32(b + 12) != UQ_SNAP_HDR)
 		goto bad;
-	s->flags = uq_get32(b + 16);
-	s->pool_id = uq_get32(b + 20);
-	s->entries = uq_get64(b + 24);
-	s->content_bytes = uq_get64(b + 32);
-	s->class_bytes = uq_get64(b + 40);
-	s->max_bytes = uq_get64(b + 48);
-	s->max_entries = uq_get64(b + 56);
-	s->max_classes = uq_get32(b + 64);
-	s->classes = uq_get32(b + 68);
-	s->mode = uq_get32(b + 72);
-	s->name_len = uq_get32(b + 76);
+	s->flags = uq_le_get32(b + 16);
+	s->pool_id = uq_le_get32(b + 20);
+	s->entries = uq_le_get64(b + 24);
+	s->content_bytes = uq_le_get64(b + 32);
+	s->class_bytes = uq_le_get64(b + 40);
+	s->max_bytes = uq_le_get64(b + 48);
+	s->max_entries = uq_le_get64(b + 56);
+	s->max_classes = uq_le_get32(b + 64);
+	s->classes = uq_le_get32(b + 68);
+	s->mode = uq_le_get32(b + 72);
+	s->name_len = uq_le_get32(b + 76);
 	off = 16;
 	what = "unknown flags";
 	if (s->flags)
@@ -471,7 +449,7 @@ static int uq_snap_load(enum uq_call call, int fd, struct uq_snap *s)
 		what = "truncated class";
 		if (end - off < 4)
 			goto bad;
-		len = uq_get32(b + off);
+		len = uq_le_get32(b + off);
 		what = "class name length out of bounds";
 		if (!len || len > UNIQD_CLASS_NAME_MAX)
 			goto bad;
@@ -492,8 +470,8 @@ static int uq_snap_load(enum uq_call call, int fd, struct uq_snap *s)
 		what = "truncated entry";
 		if (end - off < 8)
 			goto bad;
-		cls = uq_get32(b + off);
-		len = uq_get32(b + off + 4);
+		cls = uq_le_get32(b + off);
+		len = uq_le_get32(b + off + 4);
 		what = "entry of a class not in the file";
 		if (!cls || cls > s->classes)
 			goto bad;
@@ -542,7 +520,7 @@ static int uq_snap_classes(enum uq_call call, uniqd_pool *pool,
 	uint64_t off = s->classes_off;
 
 	for (uint32_t i = 0; i < s->classes; i++) {
-		uint32_t len = uq_get32(s->buf + off);
+		uint32_t len = uq_le_get32(s->buf + off);
 		struct uniqd_class c;
 
 		memset(&c, 0, sizeof(c));
@@ -574,7 +552,7 @@ static int uq_snap_refs(uniqd_pool *pool, const struct uq_snap *s,
 
 	*bytes = 0;
 	for (uint32_t i = 0; i < s->classes; i++) {
-		uint32_t len = uq_get32(s->buf + off);
+		uint32_t len = uq_le_get32(s->buf + off);
 
 		ref[i] = false;
 		for (const char *const *r = refs; r && *r; r++)
@@ -586,14 +564,14 @@ static int uq_snap_refs(uniqd_pool *pool, const struct uq_snap *s,
 		return 0;
 	off = s->entries_off;
 	for (uint64_t i = 1; i <= s->entries; i++) {
-		uint32_t len = uq_get32(s->buf + off + 4);
+		uint32_t len = uq_le_get32(s->buf + off + 4);
 
-		if (ref[uq_get32(s->buf + off) - 1]) {
+		if (ref[uq_le_get32(s->buf + off) - 1]) {
 			if (len % 8)
 				return uq_snap_fail(UQ_CALL_MERGE, pool, EBADMSG, off,
 						    "a record of handles is not a run of 8-byte handles");
 			for (uint32_t k = 0; k < len; k += 8) {
-				uint64_t h = uq_get64(s->buf + off + 8 + k);
+				uint64_t h = uq_le_get64(s->buf + off + 8 + k);
 
 				if (h && (h >> 32 != base >> 32 || !(uint32_t)h ||
 					  (uint32_t)h >= i))
@@ -640,8 +618,8 @@ static int uq_snap_entries(enum uq_call call, uniqd_pool *pool,
 		uint8_t *sp = scratch;
 
 		while (n < max && done + n < s->entries) {
-			uint32_t cls = uq_get32(s->buf + off) - 1;
-			uint32_t len = uq_get32(s->buf + off + 4);
+			uint32_t cls = uq_le_get32(s->buf + off) - 1;
+			uint32_t len = uq_le_get32(s->buf + off + 4);
 			const uint8_t *data = s->buf + off + 8;
 
 			if (ref && ref[cls]) {
@@ -649,11 +627,11 @@ static int uq_snap_entries(enum uq_call call, uniqd_pool *pool,
 
 				/* Checked by uq_snap_refs(): each names an entry before. */
 				for (k = 0; k < len; k += 8) {
-					uint32_t j = (uint32_t)uq_get64(data + k);
+					uint32_t j = (uint32_t)uq_le_get64(data + k);
 
 					if (j > done)
 						break;
-					uq_put64(sp + k, j ? map[j] : 0);
+					uq_le_put64(sp + k, j ? map[j] : 0);
 				}
 				if (k < len)
 					break;	/* an entry of this batch: the next one */
