@@ -105,6 +105,13 @@ static void uq_w_bytes(struct uq_writer *w, const void *data, size_t len)
 {
 	const uint8_t *p = data;
 
+	/* Most writes are a record that fits. */
+	if (len < sizeof(w->buf) - w->used) {
+		memcpy(w->buf + w->used, p, len);
+		w->used += len;
+		w->total += len;
+		return;
+	}
 	while (len && !w->err) {
 		size_t n = sizeof(w->buf) - w->used;
 
@@ -252,9 +259,14 @@ int uniqd_save(uniqd_pool *pool, int fd, unsigned int flags,
 			uq_save_fail(pool, EPROTO, "the mapped pool");
 			goto out;
 		}
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* A mapped record is the file's entry, byte for byte: one copy. */
+		uq_w_bytes(w, r, sizeof(*r) + r->len);
+#else
 		uq_w32(w, r->class_id);
 		uq_w32(w, r->len);
 		uq_w_bytes(w, r->data, r->len);
+#endif
 	}
 	uq_w_flush(w);
 	if (!w->err) {
