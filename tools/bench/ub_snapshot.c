@@ -22,7 +22,8 @@
  *                 (as uniqd_save() writes)
  *   intern_batch_max  INTERN_BATCH of every key into another new pool,
  *                 UNIQD_BATCH_MAX (4096) keys a call, as uniqd_restore()
- *                 and uniqd_merge() call it
+ *                 and uniqd_merge() call it; first in odd rounds, last
+ *                 in even ones
  *   read          the file read into memory (read()), and
  *   checksum      BLAKE3 of all of it: two things restore and merge do
  *                 before interning, timed apart (save computes the same
@@ -328,6 +329,15 @@ static void read_and_hash(const char *path, unsigned int round)
 	free(buf);
 }
 
+/* INTERN_BATCH as uniqd_restore() calls it, UNIQD_BATCH_MAX a call. */
+static void intern_max(unsigned int round)
+{
+	int fd = pool_new(POOL_B4K);
+
+	intern_all(fd, UNIQD_BATCH_MAX, "intern_batch_max", round);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = "/tmp/ub-snapshot/pool.snap";
@@ -363,6 +373,12 @@ int main(int argc, char **argv)
 		uniqd_pool *lib;
 		int fd;
 
+		/*
+		 * INTERN_BATCH 4096 a call first in odd rounds, last in even
+		 * ones: where it stands in the round must not decide.
+		 */
+		if (r % 2)
+			intern_max(r);
 		/* A new pool (the last round's, and its restored copy, are gone). */
 		fd = pool_new(POOL);
 		intern_all(fd, BATCH, "intern_batch", r);
@@ -395,10 +411,8 @@ int main(int argc, char **argv)
 		close(fd);
 		restore(path, r);
 		merge(path, r);
-		/* INTERN_BATCH as uniqd_restore() calls it: UNIQD_BATCH_MAX a call. */
-		fd = pool_new(POOL_B4K);
-		intern_all(fd, UNIQD_BATCH_MAX, "intern_batch_max", r);
-		close(fd);
+		if (!(r % 2))
+			intern_max(r);
 		read_and_hash(path, r);
 		unlink(path);
 	}
