@@ -111,6 +111,15 @@ for p in $parts; do
 		else
 			"$BIN/ub_memory" --n "$nkeys"
 		fi || out "error ub_memory exit $?" ;;
+	snapshot)
+		# The snapshot file on a tmpfs of its own (1M entries: about 28 MB).
+		note "ub_snapshot"
+		mkdir -p /tmp/ub-snapshot
+		mount -t tmpfs -o size=256m ubsnap /tmp/ub-snapshot ||
+			out "error snapshot tmpfs"
+		"$BIN/ub_snapshot" --n "$nkeys" --rounds "$rounds" \
+			--file /tmp/ub-snapshot/pool.snap || out "error ub_snapshot exit $?"
+		umount /tmp/ub-snapshot ;;
 	map)
 		note "ub_map"
 		"$BIN/ub_map" --rounds "$rounds" || out "error ub_map exit $?" ;;

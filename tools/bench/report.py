@@ -1122,6 +1122,132 @@ class Report:
                     ov <= 48, '%.1f bytes' % ov)
         self.plot.append(('48 B / overhead per entry', 48 / ov, 1.0))
 
+    # ---- snapshots (ub_snapshot) ---------------------------------------
+    def snapshot(self):
+        setup, files = {}, {}
+        ops = defaultdict(Samples)
+        for kind, kv, rest in self.recs:
+            if kind == 'snapshot-setup':
+                setup = kv
+            elif kind == 'snapshot':
+                ops[kv['op']].add(int(kv['ns']), kv['round'])
+            elif kind == 'snapshot-file':
+                files[int(kv['round'])] = kv
+        if not ops:
+            return
+        n = int(setup.get('n', 0) or 0)
+        self.out('## Snapshots (ub_snapshot)')
+        self.out()
+        self.out('%s entries of 4..32 bytes (%s content bytes, ubench\'s keys) '
+                 'in %s classes, one pool a round, %d rounds; each operation '
+                 'once a round, timed as a whole. `intern_batch`: the raw '
+                 '`INTERN_BATCH` ioctl, 256 keys a call (as ub_micro\'s '
+                 '`batch256_new`), into an empty pool; `resolve`: the '
+                 '`RESOLVE` ioctl once per handle, in handle order (a dump '
+                 'without the mapping); `save`: `uniqd_save()` to a file on '
+                 'tmpfs (`resolve` and `save` alternate which goes first); '
+                 '`restore`: `uniqd_restore()` of that file once the first '
+                 'pool is gone; `merge`: `uniqd_merge()` into a new, empty '
+                 'pool under another name; `intern_batch_max`: `INTERN_BATCH` '
+                 'of the same keys into another new pool, 4096 keys a call '
+                 '(as restore and merge call it). The rest take parts of '
+                 'save and restore apart: one pass over the mapped entries '
+                 '(save makes two; `walk_cold` on a mapping new to the '
+                 'process), writing and reading the file\'s bytes, and its '
+                 'BLAKE3 checksum (`checksum`: libuniqd\'s default '
+                 'implementation, `%s` here; `checksum_IMPL`: each one the '
+                 'CPU offers).'
+                 % ('{:,}'.format(n), '{:,}'.format(int(setup.get('content', 0))),
+                    setup.get('classes', '?'), len(ops['intern_batch'].v),
+                    setup.get('blake3', '?')))
+        self.out()
+        order = ['intern_batch', 'intern_batch_max', 'resolve', 'save',
+                 'restore', 'merge', 'walk_cold', 'walk_warm', 'write',
+                 'read', 'checksum']
+        order += sorted(o for o in ops if o.startswith('checksum_'))
+        order += sorted(o for o in ops if o not in order)
+        rows = []
+        for o in order:
+            s = ops.get(o)
+            if not s:
+                continue
+            rows.append(['`%s`' % o, '%.3f' % (s.best() / 1e9),
+                         '%.3f' % (s.median() / 1e9),
+                         fmt_ns(s.best() / n) if n else 'n/a'])
+        self.table(['operation', 'best s', 'median s', 'per entry (best)'],
+                   rows)
+        sj = self.json['snapshot'] = {
+            'setup': setup, 'ns': {o: s.r for o, s in ops.items()},
+            'files': files, 'ratios': {}}
+        pairs = [
+            ('resolve', 'save', 'save against `RESOLVE` of every handle '
+             '(`resolve` / `save`)'),
+            ('intern_batch', 'restore', 'restore against `INTERN_BATCH` into '
+             'an empty pool (`intern_batch` / `restore`)'),
+            ('intern_batch', 'merge', 'merge against `INTERN_BATCH` '
+             '(`intern_batch` / `merge`)'),
+            ('intern_batch', 'intern_batch_max', '4096 keys a call against 256 '
+             '(`intern_batch` / `intern_batch_max`)'),
+        ]
+        rows = []
+        for a, b, what in pairs:
+            p = paired(ops.get(a), ops.get(b))
+            if p:
+                rows.append([what, fmt_paired(p)])
+                sj['ratios']['%s/%s' % (a, b)] = p[0]
+        self.table(['speed-up (higher: the second is faster)',
+                    'median round (lowest-highest)'], rows)
+        # Save and restore taken apart, round by round (median share).
+        parts = []
+        sv, rs = ops.get('save'), ops.get('restore')
+        if sv:
+            for o, what in (('checksum', 'its BLAKE3 checksum'),
+                            ('write', 'writing the bytes'),
+                            ('walk_cold', 'the first pass over the mapping'),
+                            ('walk_warm', 'the second pass')):
+                p = paired(ops.get(o), sv)
+                if p:
+                    parts.append('%s %.0f %%' % (what, 100 * p[0]))
+        if parts:
+            self.out('Of `save` (median round): %s; the rest is framing and '
+                     'copying the records into its buffer.' % ', '.join(parts))
+            self.out()
+        if rs and ops.get('intern_batch_max'):
+            p = paired(ops.get('intern_batch_max'), rs)
+            q = paired(ops.get('checksum'), rs)
+            r = paired(ops.get('read'), rs)
+            if p and q and r:
+                self.out('Of `restore` (median round): `INTERN_BATCH` of the '
+                         'same keys as it calls it %.0f %%, the checksum %.0f '
+                         '%%, reading the file %.0f %%.'
+                         % (100 * p[0], 100 * q[0], 100 * r[0]))
+                self.out()
+        if files:
+            f = files[min(files)]
+            e, c, fb = int(f['entries']), int(f['content']), int(f['file'])
+            pool = int(f['arena']) + int(f['table'])
+            self.out('The file: %s bytes for %s entries of %s content bytes: '
+                     '%.3fx the content, **%.2f bytes an entry beyond it** '
+                     '(8 of framing an entry; the header, %s class names and '
+                     'the checksum). The pool it came from: %s bytes of arena '
+                     'and tables (%.1f bytes an entry) and a %s-byte mapping.'
+                     % ('{:,}'.format(fb), '{:,}'.format(e), '{:,}'.format(c),
+                        fb / c, (fb - c) / e, f.get('classes', '?'),
+                        '{:,}'.format(pool), pool / e,
+                        '{:,}'.format(int(f['map']))))
+            self.out()
+            sj['file_overhead_per_entry'] = (fb - c) / e
+        p = paired(ops.get('resolve'), sv)
+        if p:
+            self.target('save at least 20x faster than RESOLVE of every handle',
+                        p[0] >= 20, fmt_paired(p))
+            self.plot.append(('RESOLVE all / save', p[0], 20))
+        p = paired(ops.get('intern_batch'), rs)
+        if p:
+            self.target('restore at least as fast as INTERN_BATCH into an '
+                        'empty pool', p[0] >= 1, fmt_paired(p))
+            self.plot.append(('INTERN_BATCH / restore', p[0], 1.0))
+
     # ---- a real build with the GCC plugin (guest-realbuild.sh) ---------
     def realbuild(self):
         g, runs, pools = {}, defaultdict(dict), {}
@@ -1316,6 +1442,95 @@ class Report:
                         'private bytes (sum)', 'private/pool entries',
                         'private/pool bytes'], mrows)
 
+    # ---- uniqd-farm through Redis Cluster (guest-farm.sh) ---------------
+    def farm(self):
+        g, steps = {}, defaultdict(dict)
+        for kind, kv, rest in self.recs:
+            if kind == 'farm-guest':
+                g = kv
+            elif kind == 'farm':
+                steps[(kv['machine'], kv['op'])][int(kv['round'])] = kv
+        if not steps:
+            return
+        self.out('## Sharing across machines (uniqd-farm)')
+        self.out()
+        self.out('In a host-userland guest (kernel %s, %s vCPUs): three '
+                 'redis-server %s nodes in cluster mode on the guest\'s '
+                 'loopback, nothing persisted; machines a, b and c, each an '
+                 'ipc namespace of its own holding its pool. Corpus: %s '
+                 'distinct identifiers of the host\'s `/usr/include/*.h` (%s '
+                 'bytes), a taking the first %s, b the last %s (%s in both), '
+                 'one class. A round (%s rounds), on an emptied cluster and '
+                 'new pools: a interns its list locally (`uniqdctl intern`, '
+                 'keys on stdin: `uniqd_intern_many()`, 1024 keys a call, the '
+                 'call `uniqd-farm pull` makes with all its keys at once) and '
+                 'pushes; b the same (its overlap already in the cluster); a '
+                 'pulls b\'s, b pulls a\'s; c, its pool empty, pulls a\'s. '
+                 'Each step is one command, timed whole (process start '
+                 'included); bytes as uniqd-farm counts them: the values and '
+                 'the 40-byte manifest records sent (push) or received '
+                 '(pull), the 72-byte keys and the protocol not counted.'
+                 % (g.get('kernel', '?'), g.get('cpus', '?'),
+                    g.get('redis', '?'), '{:,}'.format(int(g.get('corpus', 0))),
+                    '{:,}'.format(int(g.get('corpus_bytes', 0))),
+                    '{:,}'.format(int(g.get('a', 0))),
+                    '{:,}'.format(int(g.get('b', 0))),
+                    '{:,}'.format(int(g.get('overlap', 0))),
+                    g.get('rounds', '?')))
+        self.out()
+        per = {}
+        for k, rs in steps.items():
+            per[k] = Samples()
+            for r, kv in rs.items():
+                if int(kv.get('n', 0)):
+                    per[k].add(int(kv['ns']) / int(kv['n']), r)
+        local = {'a': per.get(('a', 'intern')), 'b': per.get(('b', 'intern')),
+                 'c': per.get(('a', 'intern'))}
+        names = [
+            (('a', 'intern'), 'a: `uniqdctl intern` (local)'),
+            (('a', 'push'), 'a: `uniqd-farm push` (cluster empty)'),
+            (('b', 'intern'), 'b: `uniqdctl intern` (local)'),
+            (('b', 'push'), 'b: `uniqd-farm push` (overlap there)'),
+            (('a', 'pull'), 'a: `uniqd-farm pull b` (overlap here)'),
+            (('b', 'pull'), 'b: `uniqd-farm pull a` (overlap here)'),
+            (('c', 'pull_empty'), 'c: `uniqd-farm pull a` (pool empty)'),
+        ]
+        rows = []
+        fj = self.json['farm'] = {'guest': g, 'steps': {}}
+        for k, what in names:
+            rs = steps.get(k)
+            if not rs:
+                continue
+            s = per[k]
+            best_r = min(s.r, key=lambda r: s.r[r]) if s else min(rs)
+            kv = rs[best_r]
+            nent = int(kv.get('n', 0))
+            by = int(kv.get('bytes', 0) or 0)
+            note = ''
+            if k[1] == 'push':
+                note = '%s there already' % '{:,}'.format(int(kv.get('existed', 0)))
+            elif k[1].startswith('pull'):
+                note = '%s new here' % '{:,}'.format(int(kv.get('created', 0)))
+            ratio = (paired(s, local.get(k[0])) if k[1] != 'intern' else None)
+            rows.append([what, '{:,}'.format(nent), note,
+                         '%.2f' % (int(kv['ns']) / 1e9),
+                         '{:,.0f}'.format(1e9 / s.best()) if s else 'n/a',
+                         '{:,.0f}'.format(1e9 / s.median()) if s else 'n/a',
+                         '{:,}'.format(by) if by else '-',
+                         '%.1f' % (by / nent) if by and nent else '-',
+                         fmt_paired(ratio) if ratio else '-'])
+            fj['steps']['%s.%s' % k] = {
+                'rounds': {str(r): v for r, v in rs.items()},
+                'per_entry_vs_local': ratio[0] if ratio else None}
+        self.table(['step', 'entries', '', 's (best round)', 'entries/s best',
+                    'entries/s median', 'bytes', 'bytes/entry',
+                    'time an entry / local intern'], rows)
+        self.out('The last column: time per entry against the same machine\'s '
+                 'local `uniqdctl intern` of the same round (c: against a\'s, '
+                 'the same keys into an empty pool); median round '
+                 '(lowest-highest).')
+        self.out()
+
     # ---- everything --------------------------------------------------
     def errors(self):
         errs = [rest for kind, kv, rest in self.recs
@@ -1415,7 +1630,9 @@ def main():
     rep.corpus()
     rep.build()
     rep.memory()
+    rep.snapshot()
     rep.realbuild()
+    rep.farm()
     rep.errors()
     rep.write(a.out, a.title)
     return 0

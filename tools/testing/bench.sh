@@ -30,6 +30,8 @@
 #   map           ub_map: the mapped pool (lookups without a system call,
 #                 zero-copy resolve, INTERN creating vs present, 1 and 2
 #                 processes); its probe also runs natively in "host"
+#   snapshot      ub_snapshot: a pool of N entries saved, restored and
+#                 merged, against INTERN_BATCH and RESOLVE of every handle
 #   realbuild     a real build with the GCC plugin: a Debian source package
 #                 (busybox), configured and prepared on the host
 #                 (tools/testing/vm/system/busybox-tree.sh, cached), built
@@ -37,6 +39,12 @@
 #                 (tools/testing/vm/hostfs-guest.sh, not the bench VM) with
 #                 no plugin, the plugin on uniqd and the plugin on a private
 #                 table, alternating (tools/bench/guest-realbuild.sh)
+#   farm          uniqd-farm: push and pull of the identifiers of the host's
+#                 /usr/include/*.h through a 3-node Redis Cluster (the
+#                 host's redis-server, on the guest's loopback) between two
+#                 pools in two ipc namespaces, against uniqdctl intern of
+#                 the same lists, in a host-userland guest
+#                 (tools/bench/guest-farm.sh)
 #
 # UNIQD_BENCH_PARTS and UNIQD_BENCH_ROUNDS set the defaults;
 # UNIQD_BENCH_CORPUS_MODES limits the corpus to some modes (ub_corpus --modes);
@@ -60,7 +68,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
-parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus build memory map realbuild"}
+parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus build memory map snapshot realbuild farm"}
 rounds=${UNIQD_BENCH_ROUNDS:-5}
 nkeys=1000000 mem=3072 timeout=5400 out=$B/bench-results report_only= quick=
 wait_quiet=0
@@ -88,6 +96,7 @@ report() {
 	[ -s "$out/host.raw" ] && args+=(--host "$out/host.raw")
 	[ -s "$out/load.raw" ] && args+=(--load "$out/load.raw")
 	[ -s "$out/realbuild.raw" ] && raws+=("$out/realbuild.raw")
+	[ -s "$out/farm.raw" ] && raws+=("$out/farm.raw")
 	python3 "$top/tools/bench/report.py" "${args[@]}" "${raws[@]}" || return 1
 	if [ -f "$out/ratios.gp" ] && command -v gnuplot > /dev/null; then
 		gnuplot -e "dir='$out'" "$out/ratios.gp" 2> "$out/gnuplot.log" ||
@@ -129,9 +138,10 @@ mkdir -p "$out"
 log=$out/build.log
 say "building (log: $log)"
 # The bench VM's and the host's programs only when a part of theirs runs
-# (realbuild alone needs the module, the plugin and uniqdctl).
+# (realbuild alone needs the module, the plugin and uniqdctl; farm the
+# module, uniqdctl and uniqd-farm).
 needvm=
-for p in $parts; do [ "$p" != realbuild ] && needvm=1; done
+for p in $parts; do case $p in realbuild|farm) ;; *) needvm=1 ;; esac; done
 {
 	"$top/tools/build-module.sh" "$kdir" "$B/bench-kmod/$bk" &&
 	if [ -n "$needvm" ]; then
@@ -161,6 +171,21 @@ if has realbuild && ! {
 	tail -n 10 "$log" >&2
 	say "no plugin or no busybox source (see $log): part realbuild skipped"
 	parts=$(echo " $parts " | sed 's/ realbuild / /')
+fi
+
+# The farm part: uniqdctl, uniqd-farm (Debian's hiredis) and its corpus,
+# the identifiers of the host's /usr/include/*.h (as tests/system/farm.sh
+# takes them), made here: grep over 9p under TCG would take long.
+farm_corpus=$B/bench-farm/corpus.txt
+if has farm && ! {
+	make -s -C "$top" uniqdctl farm &&
+	mkdir -p "$B/bench-farm" &&
+	grep -ohE '\b[A-Za-z_][A-Za-z0-9_]{2,40}\b' /usr/include/*.h | sort -u > "$farm_corpus" &&
+	[ "$(wc -l < "$farm_corpus")" -gt 1000 ]
+} >> "$log" 2>&1; then
+	tail -n 10 "$log" >&2
+	say "no uniqd-farm or no corpus (see $log): part farm skipped"
+	parts=$(echo " $parts " | sed 's/ farm / /')
 fi
 
 # The host is shared: its load says how much to trust the figures.
@@ -216,7 +241,7 @@ fi
 # ---- the VM ---------------------------------------------------------------
 vmparts=
 for p in $parts; do
-	case $p in host|realbuild) ;; *) vmparts="$vmparts $p" ;; esac
+	case $p in host|realbuild|farm) ;; *) vmparts="$vmparts $p" ;; esac
 done
 if [ -n "$vmparts" ]; then
 	cat > "$out/settings" <<-EOF
@@ -264,6 +289,17 @@ if has realbuild; then
 		say "the realbuild guest reported a problem: see $out/realbuild/results.txt"
 	cp "$out/realbuild/files/realbuild.raw" "$out/realbuild.raw" 2>/dev/null ||
 		say "the realbuild guest wrote no results (see $out/realbuild/console.log)"
+fi
+# ---- uniqd-farm through Redis Cluster (the host-userland guest) -----------
+if has farm; then
+	say "farm: $(wc -l < "$farm_corpus") identifiers, $rounds rounds (log: $out/farm/console.log)"
+	"$top/tools/testing/vm/hostfs-guest.sh" --name farm \
+		--module "$B/bench-kmod/$bk/src/uniqd.ko" --release "$rel" --kernel "$img" \
+		--out "$out/farm" --timeout 3600 --mem 2048 \
+		--script "$top/tools/bench/guest-farm.sh" -- "$B/bin" "$farm_corpus" "$rounds" ||
+		say "the farm guest reported a problem: see $out/farm/results.txt"
+	cp "$out/farm/files/farm.raw" "$out/farm.raw" 2>/dev/null ||
+		say "the farm guest wrote no results (see $out/farm/console.log)"
 fi
 echo "UBENCH host-load when=end load=$(load) date=$(date -u +%Y-%m-%dT%H:%MZ)" >> "$out/load.raw"
 report
