@@ -3,7 +3,7 @@
 #
 # Build uniqd_bench.ko (uniqd/bench/) for one kernel build tree, in a
 # private copy next to copies of uniqd/table.{c,h}, uniqd/keys.{c,h} and
-# uniqd/blake3*, which it compiles in.
+# uniqd/blake3/, which it compiles in.
 # It is never part of uniqd.ko.
 #
 #   build-bench-module.sh KDIR OUTDIR
@@ -17,7 +17,7 @@ rm -rf "$out/src"
 mkdir -p "$out/src"
 cp "$top"/uniqd/bench/Kbuild "$top"/uniqd/bench/*.[ch] "$top/uniqd/table.c" \
 	"$top/uniqd/table.h" "$top/uniqd/keys.c" "$top/uniqd/keys.h" \
-	"$top/uniqd/uniqd.h" "$top"/uniqd/blake3*.[ch] "$top/uniqd/blake3.kbuild" \
+	"$top/uniqd/uniqd.h" "$top"/uniqd/blake3/*.[ch] "$top/uniqd/blake3/blake3.kbuild" \
 	"$out/src/"
 # The crypto API glue of uniqd.ko is not the bench's.
 rm -f "$out/src/blake3_shash.c" "$out/src/blake3_ahash.c"
