@@ -24,7 +24,7 @@ B := build
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
-USER_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -std=gnu11 -Iinclude/uapi -Iuniqd -Itests -Itools/libuniqd
+USER_CFLAGS := $(CFLAGS) -Wall -Wextra -Werror -std=gnu11 -Iinclude/uapi -Iuniqd -Iuniqd/blake3 -Itests -Itools/libuniqd
 STATIC := -static -pthread
 
 .PHONY: all userspace deps run check check-quick check-debug check-system bench clean install native
@@ -52,7 +52,7 @@ USER_OBJS = $(B3_OBJS)
 include mk/common.mk
 include $(filter-out mk/common.mk,$(wildcard mk/*.mk))
 
-$(B)/obj/%.o: uniqd/%.c
+$(B)/obj/%.o: uniqd/blake3/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 

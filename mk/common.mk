@@ -40,11 +40,13 @@ LIBUNIQD_SO := $(B)/lib/libuniqd.so.$(UNIQD_VERSION)
 LIBUNIQD_SONAME := libuniqd.so.$(LIBUNIQD_SOVERSION)
 USER_CFLAGS += $(CPPFLAGS) -I$(B)/include -DUNIQD_VERSION='"$(UNIQD_VERSION)"'
 
-# BLAKE3 for userspace is the module's own source: uniqd/blake3*.c but the
+# BLAKE3 for userspace is the module's own source: uniqd/blake3/ but the
 # crypto API glue (shash, ahash); mk/b3sum.mk builds them with per-file
 # flags, and the tests, tools and benchmarks link them.
-B3_OBJS := $(patsubst uniqd/%.c,$(B)/obj/%.o,$(filter-out uniqd/blake3_shash.c \
-	uniqd/blake3_ahash.c,$(wildcard uniqd/blake3*.c)))
+B3_DIR := uniqd/blake3
+B3_HDRS := $(wildcard $(B3_DIR)/*.h)
+B3_OBJS := $(patsubst $(B3_DIR)/%.c,$(B)/obj/%.o,$(filter-out $(B3_DIR)/blake3_shash.c \
+	$(B3_DIR)/blake3_ahash.c,$(wildcard $(B3_DIR)/*.c)))
 
 # Lists the fragments append to. TOOL_BINS: built by `make userspace`;
 # TEST_LIBS: linked into the guest's static programs; UNINSTALL_FILES:

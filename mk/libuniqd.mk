@@ -41,12 +41,11 @@ $(B)/libuniqd/%.o: $(LIBUNIQD_DIR)/%.c $(LIBUNIQD_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIBUNIQD_CFLAGS) -c $< -o $@
 
-$(B)/libuniqd/b3/%.o: uniqd/%.c uniqd/blake3.h uniqd/blake3_compat.h uniqd/blake3_impl.h \
-		uniqd/blake3_simd.h uniqd/blake3_tables.h
+$(B)/libuniqd/b3/%.o: $(B3_DIR)/%.c $(B3_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIBUNIQD_CFLAGS) $(B3_SIMD_FLAGS_$(notdir $*)) -c $< -o $@
 
-$(B)/libuniqd/snapshot.o: uniqd/blake3.h uniqd/blake3_compat.h
+$(B)/libuniqd/snapshot.o: $(B3_HDRS)
 
 $(LIBUNIQD_A): $(LIBUNIQD_OBJS)
 	@mkdir -p $(dir $@)
@@ -109,7 +108,7 @@ TEST_BINS += $(B)/tests/lib_hpp
 $(B)/tests/lib_hpp: tests/lib_hpp.cc $(LIBUNIQD_DIR)/uniqd.hpp tests/harness.h tests/uniqd_test.h \
 		$(TEST_LIBS) $(LIBUNIQD_HDRS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(UQ_CXXFLAGS) -Iuniqd $(STATIC) $< $(TEST_LIBS) -o $@
+	$(CXX) $(UQ_CXXFLAGS) -Iuniqd -I$(B3_DIR) $(STATIC) $< $(TEST_LIBS) -o $@
 
 # Loading with dlopen(): a plugin-shaped object linking libuniqd.a the way
 # a GCC plugin does, and a program without libuniqd that dlopen()s it and

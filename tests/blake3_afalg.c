@@ -5,7 +5,7 @@
  * loaded. Static binary; the official digests are embedded from
  * tests/blake3_vectors.h (generated from the JSON by
  * tools/b3sum/gen_vectors.py). Lengths the vectors do not cover are
- * checked against the userspace build of uniqd/blake3.c.
+ * checked against the userspace build of uniqd/blake3/blake3.c.
  *
  * uniqd.ko registers one driver per implementation the CPU can run; the
  * userspace build's own CPU check (the same sources) says which ones the
@@ -35,7 +35,7 @@
 #endif
 
 #define DIGEST 32
-/* What update() streams in the kernel build; see uniqd/blake3.h. */
+/* What update() streams in the kernel build; see uniqd/blake3/blake3.h. */
 #define STREAM_MAX UNIQD_BLAKE3_DEPTH_MAX_LEN(UNIQD_BLAKE3_KERNEL_STREAM_DEPTH)
 #define BUF_LEN (6 << 20)
 

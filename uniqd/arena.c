@@ -68,6 +68,7 @@ static struct uniqd_chunk *uniqd_chunk_new(struct uniqd_arena *a, size_t bytes)
 {
 	struct uniqd_chunk *c;
 
+	lockdep_assert_held(&a->lock);
 	c = uniqd_arena_mem(bytes);
 	if (!c)
 		return NULL;

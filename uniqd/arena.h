@@ -16,10 +16,14 @@
 struct uniqd_chunk;
 
 struct uniqd_arena {
-	struct mutex lock;		/* serialises allocation */
+	/*
+	 * Guards cur, full, mem and each chunk's used (asserted where a
+	 * chunk is made); records handed out need no lock. May sleep.
+	 */
+	struct mutex lock;
 	struct uniqd_chunk *cur;	/* the chunk being filled, or NULL */
 	struct uniqd_chunk *full;	/* every other chunk, singly linked */
-	u64 mem;			/* bytes of all chunks, under lock */
+	u64 mem;			/* bytes of all chunks */
 };
 
 void uniqd_arena_init(struct uniqd_arena *a);

@@ -11,7 +11,8 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 
-#include "blake3_shash.h"
+#include "blake3/blake3_ahash.h"
+#include "blake3/blake3_shash.h"
 #include "keys.h"
 #include "map.h"
 #include "pool.h"
@@ -76,20 +77,25 @@ static int __init uniqd_init(void)
 	ret = uniqd_blake3_shash_register();
 	if (ret)
 		return ret;
+	ret = uniqd_blake3_ahash_register();
+	if (ret)
+		goto unregister_shash;
 	uniqd_have_blake3_shash = true;
 	ret = uniqd_keys_check();
 	if (ret) {
 		pr_err("no usable \"%s\" in the crypto API: %d\n",
 		       UNIQD_HASH_ALG, ret);
-		goto unregister;
+		goto unregister_ahash;
 	}
 	ret = misc_register(&uniqd_misc);
 	if (ret) {
 		pr_err("cannot register /dev/uniqd: %d\n", ret);
-		goto unregister;
+		goto unregister_ahash;
 	}
 	return 0;
-unregister:
+unregister_ahash:
+	uniqd_blake3_ahash_unregister();
+unregister_shash:
 	uniqd_blake3_shash_unregister();
 	return ret;
 }
@@ -100,6 +106,7 @@ static void __exit uniqd_exit(void)
 	/* Every pool gave back what it charged: no user is left. */
 	WARN_ON(!uniqd_quota_idle());
 	/* Last: no pool, hence no tfm, is left. */
+	uniqd_blake3_ahash_unregister();
 	uniqd_blake3_shash_unregister();
 }
 

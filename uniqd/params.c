@@ -13,7 +13,7 @@
 #include <linux/printk.h>
 #include <linux/sysfs.h>
 
-#include "blake3_shash.h"
+#include "blake3/blake3_shash.h"
 #include "uniqd.h"
 
 char *uniqd_blake3_impl_param = "auto";

@@ -28,7 +28,13 @@
 #include "quota.h"
 #include "trace.h"
 
-/* The registry: every live pool by (ipc namespace, name), and the id of the next one. */
+/*
+ * The registry: every live pool by (ipc namespace, name), and the id of the
+ * next one. uniqd_pools_mutex guards uniqd_pools (and each pool's node in
+ * it), uniqd_nr_pools, the stores into uniqd_pool_ids (its loads need only
+ * RCU), uniqd_next_pool_id and each pool's revoked flag; the helpers called
+ * with it held assert it. Nothing that allocates a pool runs under it.
+ */
 static DEFINE_MUTEX(uniqd_pools_mutex);
 static DEFINE_HASHTABLE(uniqd_pools, 8);
 static unsigned int uniqd_nr_pools;

@@ -64,7 +64,11 @@ struct uniqd_pool {
 
 	struct xarray entries;		/* idx -> struct uniqd_rec */
 	struct xarray classes;		/* class id -> struct uniqd_kclass */
-	struct mutex class_mutex;	/* registers classes */
+	/*
+	 * Class registration, one at a time: guards the inserts into names
+	 * and classes and nr_classes' increments. Lookups take no lock (RCU).
+	 */
+	struct mutex class_mutex;
 	struct uniqd_table names;	/* level 1: class names */
 	struct uniqd_arena arena;
 	struct uniqd_map map;		/* what processes mmap() */

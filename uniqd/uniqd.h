@@ -15,8 +15,12 @@ struct uniqd_pool;
 
 /* Per open file: the pool it is attached to (set once by ATTACH). */
 struct uniqd_file {
-	struct uniqd_pool *pool;	/* published with smp_store_release() */
-	struct mutex attach_lock;	/* serialises ATTACH on this file */
+	/*
+	 * Set once, by ATTACH under attach_lock, with smp_store_release();
+	 * every other command reads it with smp_load_acquire() and no lock.
+	 */
+	struct uniqd_pool *pool;
+	struct mutex attach_lock;	/* serialises ATTACH, guards the store */
 };
 
 /* Module parameters (params.c), read-only after load... */

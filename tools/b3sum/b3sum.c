@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * b3sum-compatible command line tool on top of uniqd/blake3.c (userspace
+ * b3sum-compatible command line tool on top of uniqd/blake3/blake3.c (userspace
  * build: the full 54-entry CV stack, so streaming has no practical bound).
  *
  *   b3sum [--keyed | --derive-key CONTEXT] [-l|--length N] [--seek N]

@@ -291,7 +291,7 @@ class Report:
                  'tfm through the crypto API (uniqd/keys.c: descriptor on the '
                  'stack, crypto_shash_digest(), shash_desc_zero(), 8 of 32 '
                  'bytes used). Against the same BLAKE3 called directly for 8 '
-                 'bytes (uniqd/blake3.c compiled into uniqd_bench.ko; same '
+                 'bytes (uniqd/blake3/blake3.c compiled into uniqd_bench.ko; same '
                  'result: %s) and the kernel\'s SipHash-2-4 (siphash()). '
                  'ns per key, fastest 2-ms slice, best round (median); '
                  'ratios round by round.' % ('yes' if agree else

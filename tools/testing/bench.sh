@@ -143,9 +143,9 @@ say "building (log: $log)"
 needvm=
 for p in $parts; do case $p in realbuild|farm) ;; *) needvm=1 ;; esac; done
 {
-	"$top/tools/build-module.sh" "$kdir" "$B/bench-kmod/$bk" &&
+	# uniqd.ko and, beside it from the same sources, uniqd_bench.ko.
+	"$top/tools/build-module.sh" "$kdir" "$B/bench-kmod/$bk" UNIQD_BENCH=m &&
 	if [ -n "$needvm" ]; then
-		"$top/tools/bench/build-bench-module.sh" "$kdir" "$B/bench-module/$bk" &&
 		make -s -C "$top" bench-progs bench-corpus build/native-bench/bench_blake3_native
 	fi
 } > "$log" 2>&1 || { tail -n 30 "$log" >&2; say "build failed"; exit 1; }
@@ -258,7 +258,7 @@ if [ -n "$vmparts" ]; then
 	say "bench VM: parts$vmparts; $rounds rounds (log: $out/vm/console.log)"
 	"$top/tools/bench/mkinitramfs-bench.sh" --out "$B/bench-vm/initrd.gz" \
 		--module "$B/bench-kmod/$bk/src/uniqd.ko" --release "$rel" \
-		--bench-module "$B/bench-module/$bk/src/uniqd_bench.ko" \
+		--bench-module "$B/bench-kmod/$bk/src/uniqd/bench/uniqd_bench.ko" \
 		--bin "$B/bench-bin" --corpus "$B/bench-data/corpus.bin" --redis \
 		${bcorpus:+--build-corpus "$bcorpus"} \
 		--settings "$out/settings" --timeout "$timeout" || exit 1

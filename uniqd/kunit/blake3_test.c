@@ -25,7 +25,7 @@
 #include <asm/fpu/api.h>
 #endif
 
-#include "blake3.h"
+#include "../blake3/blake3.h"
 #include "blake3_vectors.h"
 #include "keys.h"
 

@@ -379,10 +379,7 @@ int uniqd_blake3_shash_register(void)
 			break;
 	}
 	kvfree(in);
-	ret = uniqd_blake3_ahash_register();
-	if (ret)
-		uniqd_blake3_unregister_all();
-	return ret;
+	return 0;
 
 fail:
 	kvfree(in);
@@ -397,6 +394,5 @@ fail:
  */
 void uniqd_blake3_shash_unregister(void)
 {
-	uniqd_blake3_ahash_unregister();
 	uniqd_blake3_unregister_all();
 }

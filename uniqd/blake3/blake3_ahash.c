@@ -20,6 +20,7 @@
 #include <linux/string.h>
 
 #include "blake3.h"
+#include "blake3_ahash.h"
 #include "blake3_impl.h"
 #include "blake3_shash.h"
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * "blake3" for the kernel crypto API, with an optional 32-byte key: shash
- * drivers "blake3-uniqd-generic", "-sse41", "-avx2", "-avx512" and the
- * ahash "blake3-uniqd". The module calls register at load and unregister
- * at unload.
+ * drivers "blake3-uniqd-generic", "-sse41", "-avx2", "-avx512"
+ * (blake3_ahash.h has the ahash "blake3-uniqd", which shares their tfm
+ * context). The module calls register at load and unregister at unload.
  */
 #ifndef UNIQD_BLAKE3_SHASH_H
 #define UNIQD_BLAKE3_SHASH_H
@@ -24,9 +24,5 @@ extern char *uniqd_blake3_impl_param;
 
 int uniqd_blake3_shash_register(void);
 void uniqd_blake3_shash_unregister(void);
-
-/* blake3_ahash.c: the ahash driver, registered by the functions above. */
-int uniqd_blake3_ahash_register(void);
-void uniqd_blake3_ahash_unregister(void);
 
 #endif /* UNIQD_BLAKE3_SHASH_H */
