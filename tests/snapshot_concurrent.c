@@ -53,6 +53,7 @@ struct kid {
 };
 
 struct shared {
+	int go;				/* merge: the parent merges now */
 	struct kid kid[NKIDS + 1];
 	__u64 own[NKIDS][OWN];		/* handles of the children's own keys */
 	__u64 ovl[NKIDS][NKEYS];	/* merge: their handles of snapshot keys */
@@ -413,13 +414,15 @@ static void restore_round(unsigned int r)
 
 /*
  * Child @k: intern every snapshot key into @name in its own order (child 0
- * forward, 1 backward, 2 from the middle), a key of its own after every
+ * in the merge's, the others shuffled), a key of its own after every
  * twentieth, and check each handle as it comes.
  */
 static int merge_kid(const char *name, unsigned int r, unsigned int k)
 {
 	struct kid *me = &sh->kid[k];
 	char buf[KEYBUF];
+	static unsigned int order[NKEYS];
+	__u64 seed = 0x5eed0000ULL + r * 16 + k;
 	unsigned int j, own = 0;
 	__u32 cls[NCLS], extra;
 	int fd = ut_pool(name, UNIQD_ATTACH_EXISTING);
@@ -433,9 +436,20 @@ static int merge_kid(const char *name, unsigned int r, unsigned int k)
 			return kid_fail(k, "class %s: %s", cls_names[j], strerror(errno));
 	}
 	extra = ut_class(fd, "conc.own");
+	/* Child 0 goes forward, as the merge does; the others at random. */
+	for (j = 0; j < NKEYS; j++)
+		order[j] = j;
+	for (j = NKEYS - 1; k && j > 0; j--) {
+		unsigned int x, t;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		x = (seed >> 33) % (j + 1);
+		t = order[j];
+		order[j] = order[x];
+		order[x] = t;
+	}
 	for (j = 0; j < NKEYS; j++) {
-		unsigned int i = k == 0 ? j : k == 1 ? NKEYS - 1 - j :
-				 (j + NKEYS / 2) % NKEYS;
+		unsigned int i = order[j];
 		__u32 len = key_of(r, i, buf), c = cls[i % NCLS], status = 0;
 		__u64 h = 0;
 
@@ -447,6 +461,9 @@ static int merge_kid(const char *name, unsigned int r, unsigned int k)
 			me->ovl_new++;
 		sh->ovl[k][i] = h;
 		__atomic_store_n(&me->progress, j + 1, __ATOMIC_RELEASE);
+		/* A head start of 20 keys, then on with the merge. */
+		while (j + 1 == 20 && !__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE))
+			sched_yield();
 		if (j % 20 == 0 && own < OWN) {
 			len = own_key(r, k, own, buf);
 			if (ut_intern(fd, extra, buf, len, &h, &status) ||
@@ -554,7 +571,7 @@ static void merge_round(unsigned int r)
 	do {
 		done = 0;
 		for (k = 0; k < NKIDS; k++)
-			done += get_u(&sh->kid[k].progress) >= 100;
+			done += get_u(&sh->kid[k].progress) >= 20;
 		if (done < NKIDS)
 			usleep(1000);
 	} while (done < NKIDS && ut_now() < end);
@@ -568,6 +585,7 @@ static void merge_round(unsigned int r)
 		close(fd2);
 	}
 	lseek(fd, 0, SEEK_SET);
+	set_flag(&sh->go);
 	CHECK(!uniqd_merge(p, fd, 0, &map, &mi), "round %u: merge: %s", r,
 	      uniqd_last_error());
 	/* Snapshot keys the children had still to intern when it ended. */
@@ -598,6 +616,7 @@ static void merge_round(unsigned int r)
 	      r, bad);
 	CHECK(!unequal, "round %u: %u handles differ from the merge's for the same content",
 	      r, unequal);
+	bad = 0;
 	/* One entry per content: the snapshot's, P's own, the children's own. */
 	CHECK(!ut_stats(pfd, &st) &&
 	      st.entries == NKEYS + pre_other + NKIDS * OWN,
@@ -614,8 +633,11 @@ static void merge_round(unsigned int r)
 		}
 	}
 	CHECK(!bad, "round %u: %u of the children's own handles wrong", r, bad);
-	printf("  round %u: %u snapshot keys were in P, the children created %u, the merge the rest%s; %u interns came after the merge\n",
-	       r, pre_n, created, r % 2 ? " (merged twice at once)" : "", after);
+	/* The merge met content the children had created before it began. */
+	CHECK(created > 0, "round %u: the children created none of it", r);
+	printf("  round %u: %u snapshot keys were in P, the children created %u, the merge %u%s; %u of their interns came after it\n",
+	       r, pre_n, created, NKEYS - pre_n - created,
+	       r % 2 ? " (merged twice at once)" : "", after);
 	free(map);
 	uniqd_close(p);
 	close(fd);
