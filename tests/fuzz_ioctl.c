@@ -2045,6 +2045,15 @@ static void restore_cases(void)
 		      "same id: %s", strerror(errno));
 		a.pool_id = id;
 		CHECK_ERR(ioctl(fu, UNIQD_IOC_ATTACH, &a), EBUSY);
+		/* A name and an id both taken: the name is checked first. */
+		fd = ut_pool(RP_NAME2, UNIQD_ATTACH_NEW);
+		id3 = fd >= 0 ? rp_by_name(RP_NAME2) : 0;
+		CHECK(id3, "pool: %s", strerror(errno));
+		CHECK(rp_attach(RP_NAME2, id3, 0, NULL) == -1 && errno == EEXIST,
+		      "name and id taken: %s", strerror(errno));
+		CHECK(rp_attach(RP_NAME2 "-x", id3, 0, NULL) == -1 &&
+		      errno == EADDRINUSE, "id taken: %s", strerror(errno));
+		close(fd);
 		/* The first ATTACH has no pool_id: RESTORE with id 0. */
 		fd = ut_open();
 		memset(&a, 0, sizeof(a));
