@@ -21,6 +21,10 @@
  * of the model is RESOLVEd, LOOKUPed and DIGESTed, and STATS must equal the
  * model.
  *
+ * After the workers, restore_cases() restores pools of free ids
+ * (ATTACH_RESTORE) and throws hostile PUBLISH calls at them, each with its
+ * documented errno.
+ *
  * The harness checks the kernel log for splats after the run.
  * UNIQD_SCALE=full: a million calls; UNIQD_SEED overrides the seed.
  */
@@ -799,8 +803,9 @@ static void fill(int ci, struct kfile *f)
 				 pct(50) ? mod_max_classes + below(2) : rnd_u32();
 		/*
 		 * RESTORE makes unpublished pools of chosen ids, outside this
-		 * model (tests/snapshot_basic.c): only with unknown bits too,
-		 * so always EINVAL here. pool_id without it is EINVAL too.
+		 * model (restore_cases() below, tests/snapshot_basic.c): only
+		 * with unknown bits too, so always EINVAL here. pool_id
+		 * without it is EINVAL too.
 		 */
 		if (!(a->flags & ~UNIQD_ATTACH_FLAGS))
 			a->flags &= ~UNIQD_ATTACH_RESTORE;
@@ -1889,6 +1894,335 @@ static int worker(int w, __u64 seed, __u64 calls, int full)
 	return res->mismatches || res->undocumented ? 1 : 0;
 }
 
+/* ---- ATTACH_RESTORE with a free id, and hostile PUBLISH calls ------------ */
+
+/*
+ * The workers never restore (ATTACH_RESTORE only comes with unknown flags,
+ * so always EINVAL): the cases below make unpublished pools of ids that are
+ * free, the way uniqd_restore() does, and throw PUBLISH at them, each call
+ * with the errno Documentation/userspace-api.rst gives it. They run after
+ * the workers, alone on the module.
+ */
+#define RP_NAME		"fuzz-restore"
+#define RP_NAME2	"fuzz-restore-2"
+
+/* ATTACH_RESTORE of @name as pool @id on a new file: the fd, or -1. */
+static int rp_attach(const char *name, __u32 id, __u32 flags,
+		     struct uniqd_attach *out)
+{
+	struct uniqd_attach a;
+	int fd = ut_open(), e;
+
+	if (!out)
+		out = &a;
+	memset(out, 0, sizeof(*out));
+	out->name = U64P(name);
+	out->name_len = strlen(name);
+	out->flags = UNIQD_ATTACH_RESTORE | flags;
+	out->pool_id = id;
+	if (fd >= 0 && !ioctl(fd, UNIQD_IOC_ATTACH, out))
+		return fd;
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	errno = e;
+	return -1;
+}
+
+/* PUBLISH on @fd with a struct of @size bytes at @arg, as _IOC(@dir). */
+static int rp_publish_raw(int fd, unsigned int dir, unsigned int size, __u64 arg)
+{
+	return ioctl(fd, _IOC(dir, UNIQD_IOC_MAGIC, _IOC_NR(UNIQD_IOC_PUBLISH), size),
+		     (void *)(uintptr_t)arg);
+}
+
+static int rp_publish(int fd, __u32 flags, __u32 reserved)
+{
+	struct uniqd_pool_publish p = { .flags = flags, .reserved = reserved };
+
+	return ioctl(fd, UNIQD_IOC_PUBLISH, &p);
+}
+
+/* POOLS' flags of pool @id: UNIQD_POOL_*, or -1 if no pool has it. */
+static int rp_pool_flags(__u32 id)
+{
+	static struct uniqd_pool_status st[UNIQD_POOLS_MAX];
+	struct uniqd_pools q;
+	int fd = ut_open(), ret = -1;
+	__u32 i;
+
+	memset(&q, 0, sizeof(q));
+	q.pools = U64P(st);
+	q.count = UNIQD_POOLS_MAX;
+	q.info_size = sizeof(st[0]);
+	q.start_id = id;
+	if (fd >= 0 && !ioctl(fd, UNIQD_IOC_POOLS, &q))
+		for (i = 0; i < q.count; i++)
+			if (st[i].id == id)
+				ret = st[i].flags;
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* The id of a pool that just went: made, its id read, closed. 0 on error. */
+static __u32 rp_free_id(const char *name)
+{
+	struct uniqd_attach a;
+	int fd = ut_open();
+	__u32 id = 0;
+
+	if (fd >= 0 && !ut_attach_full(fd, name, UNIQD_ATTACH_NEW, &a))
+		id = a.pool_id;
+	if (fd >= 0)
+		close(fd);
+	return rp_pool_flags(id) == -1 ? id : 0;
+}
+
+/* Found by name (the id), or 0 with errno. */
+static __u32 rp_by_name(const char *name)
+{
+	struct uniqd_attach a;
+	int fd = ut_open();
+	__u32 id = 0;
+
+	if (fd >= 0 && !ut_attach_full(fd, name, UNIQD_ATTACH_EXISTING, &a))
+		id = a.pool_id;
+	if (fd >= 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
+	return id;
+}
+
+/* @n keys "@tag <i>" of class "rp" interned on @fd: how many got a handle. */
+static int rp_fill(int fd, const char *tag, int n)
+{
+	__u32 cls = ut_class(fd, "rp");
+	char buf[64];
+	int i, ok = 0;
+
+	for (i = 0; cls && i < n; i++) {
+		snprintf(buf, sizeof(buf), "%s %d", tag, i);
+		ok += ut_s(fd, cls, buf) != 0;
+	}
+	return ok;
+}
+
+static void restore_cases(void)
+{
+	__u32 id = 0, id2 = 0, id3 = 0;
+	struct uniqd_attach a;
+	struct uniqd_stats st;
+	int fu = -1, fu2 = -1, fd, i;
+	char *pg;
+
+	/* Two pages: a publish struct at the end of the first, the second gone. */
+	pg = mmap(NULL, 2 * PG, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pg == MAP_FAILED || munmap(pg + PG, PG)) {
+		th_case("restore: setup")
+			CHECK(0, "mmap: %s", strerror(errno));
+		return;
+	}
+	memset(pg, 0, PG);
+
+	th_case("ATTACH_RESTORE of a free id: an unpublished pool of that id") {
+		id = rp_free_id(RP_NAME);
+		CHECK(id, "no free id");
+		fu = rp_attach(RP_NAME, id, 0, &a);
+		CHECK(fu >= 0, "restore %u: %s", id, strerror(errno));
+		CHECK(a.pool_id == id && (a.status & UNIQD_ATTACH_CREATED),
+		      "pool_id %u status %u", a.pool_id, a.status);
+		CHECK(rp_pool_flags(id) == UNIQD_POOL_UNPUBLISHED, "flags %d",
+		      rp_pool_flags(id));
+		CHECK(!rp_by_name(RP_NAME) && errno == ENOENT,
+		      "found by name: %s", strerror(errno));
+		/* Its id is taken, by any name; its file is attached. */
+		CHECK(rp_attach(RP_NAME2, id, 0, NULL) == -1 && errno == EADDRINUSE,
+		      "same id: %s", strerror(errno));
+		a.pool_id = id;
+		CHECK_ERR(ioctl(fu, UNIQD_IOC_ATTACH, &a), EBUSY);
+		/* A name and an id both taken: the name is checked first. */
+		fd = ut_pool(RP_NAME2, UNIQD_ATTACH_NEW);
+		id3 = fd >= 0 ? rp_by_name(RP_NAME2) : 0;
+		CHECK(id3, "pool: %s", strerror(errno));
+		CHECK(rp_attach(RP_NAME2, id3, 0, NULL) == -1 && errno == EEXIST,
+		      "name and id taken: %s", strerror(errno));
+		CHECK(rp_attach(RP_NAME2 "-x", id3, 0, NULL) == -1 &&
+		      errno == EADDRINUSE, "id taken: %s", strerror(errno));
+		close(fd);
+		/* The first ATTACH has no pool_id: RESTORE with id 0. */
+		fd = ut_open();
+		memset(&a, 0, sizeof(a));
+		a.name = U64P(RP_NAME2);
+		a.name_len = strlen(RP_NAME2);
+		a.flags = UNIQD_ATTACH_RESTORE;
+		CHECK_ERR(ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, UNIQD_IOC_MAGIC, 1,
+					 UNIQD_ATTACH_SIZE_VER0), &a), EINVAL);
+		close(fd);
+		/* A second unpublished pool of the same name: no name is taken yet. */
+		id2 = rp_free_id(RP_NAME2);
+		fu2 = rp_attach(RP_NAME, id2, UNIQD_ATTACH_NEW, &a);
+		CHECK(id2 && fu2 >= 0 && a.pool_id == id2, "second %u: %s", id2,
+		      strerror(errno));
+	}
+
+	th_case("PUBLISH refuses hostile calls, each with its errno; nothing published") {
+		struct uniqd_pool_publish *p = (void *)(pg + PG - sizeof(*p));
+		__u64 end = (uintptr_t)pg + PG;
+		unsigned int w = _IOC_WRITE;
+
+		CHECK_ERR(rp_publish(fu, 1, 0), EINVAL);
+		CHECK_ERR(rp_publish(fu, 0x80000000u, 0), EINVAL);
+		CHECK_ERR(rp_publish(fu, 0, 1), EINVAL);
+		CHECK_ERR(rp_publish(fu, ~0u, ~0u), EINVAL);
+		/* The struct unreadable. */
+		CHECK_ERR(rp_publish_raw(fu, w, 8, 0), EFAULT);
+		CHECK_ERR(rp_publish_raw(fu, w, 8, end), EFAULT);
+		CHECK_ERR(rp_publish_raw(fu, w, 8, end - 4), EFAULT);
+		CHECK_ERR(rp_publish_raw(fu, w, 8, 0xffffffff81000000ULL), EFAULT);
+		CHECK_ERR(rp_publish_raw(fu, w, 8, 0x8000000000000000ULL), EFAULT);
+		/* Sizes: shorter than the first, a dirty or unreadable tail. */
+		CHECK_ERR(rp_publish_raw(fu, w, 0, U64P(p)), EINVAL);
+		CHECK_ERR(rp_publish_raw(fu, w, 4, U64P(p)), EINVAL);
+		CHECK_ERR(rp_publish_raw(fu, w, 7, U64P(p)), EINVAL);
+		memset(pg + PG - 64, 0, 64);
+		pg[PG - 1] = 1;
+		CHECK_ERR(rp_publish_raw(fu, w, 64, end - 64), E2BIG);
+		pg[PG - 1] = 0;
+		CHECK_ERR(rp_publish_raw(fu, w, 16, end - 8), EFAULT);
+		/* Not PUBLISH's direction: not a uniqd command. */
+		CHECK_ERR(rp_publish_raw(fu, _IOC_READ | _IOC_WRITE, 8, U64P(p)), ENOTTY);
+		CHECK_ERR(rp_publish_raw(fu, _IOC_READ, 8, U64P(p)), ENOTTY);
+		CHECK_ERR(rp_publish_raw(fu, _IOC_NONE, 8, U64P(p)), ENOTTY);
+		/* Not attached: the struct is read first, then EBADFD. */
+		fd = ut_open();
+		CHECK_ERR(rp_publish_raw(fd, w, 8, end - 4), EFAULT);
+		CHECK_ERR(rp_publish(fd, 1, 0), EBADFD);
+		CHECK_ERR(rp_publish(fd, 0, 0), EBADFD);
+		close(fd);
+		CHECK(rp_pool_flags(id) == UNIQD_POOL_UNPUBLISHED &&
+		      rp_pool_flags(id2) == UNIQD_POOL_UNPUBLISHED,
+		      "flags %d %d", rp_pool_flags(id), rp_pool_flags(id2));
+		CHECK(!rp_by_name(RP_NAME) && errno == ENOENT,
+		      "found by name: %s", strerror(errno));
+	}
+
+	th_case("an unpublished pool interns; PUBLISH enters it, twice is 0, the other loses") {
+		struct uniqd_pool_publish *ro;
+
+		CHECK(rp_fill(fu, "before publish", 100) == 100, "intern: %s",
+		      strerror(errno));
+		CHECK(!ut_stats(fu, &st) && st.entries == 100, "%llu entries",
+		      (unsigned long long)st.entries);
+		/* PUBLISH only reads its struct: a read-only one does. */
+		ro = mmap(NULL, PG, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHECK(ro != MAP_FAILED, "mmap: %s", strerror(errno));
+		if (ro != MAP_FAILED) {
+			CHECK_OK(rp_publish_raw(fu, _IOC_WRITE, 16, U64P(ro)));
+			munmap(ro, PG);
+		}
+		CHECK(rp_pool_flags(id) == 0, "flags %d", rp_pool_flags(id));
+		CHECK(rp_by_name(RP_NAME) == id, "by name: %s", strerror(errno));
+		CHECK_OK(rp_publish(fu, 0, 0));
+		CHECK_ERR(rp_publish(fu, 1, 0), EINVAL);
+		fd = ut_pool(RP_NAME, UNIQD_ATTACH_EXISTING);
+		CHECK(fd >= 0 && !ut_stats(fd, &st) && st.entries == 100,
+		      "attached by name: %llu entries", (unsigned long long)st.entries);
+		CHECK(fd >= 0 && rp_fill(fd, "before publish", 100) == 100 &&
+		      !ut_stats(fd, &st) && st.entries == 100, "re-intern added entries");
+		CHECK_OK(rp_publish(fd, 0, 0));		/* published already */
+		if (fd >= 0)
+			close(fd);
+		/* The second restore of the name lost; it stays as it was. */
+		CHECK_ERR(rp_publish(fu2, 0, 0), EEXIST);
+		CHECK(rp_pool_flags(id2) == UNIQD_POOL_UNPUBLISHED, "flags %d",
+		      rp_pool_flags(id2));
+		CHECK(rp_by_name(RP_NAME) == id, "by name: %s", strerror(errno));
+		close(fu2);
+		CHECK(rp_pool_flags(id2) == -1, "pool %u left behind", id2);
+		close(fu);
+		CHECK(rp_pool_flags(id) == -1, "pool %u left behind", id);
+	}
+
+	th_case("PUBLISH after the name was taken meanwhile: EEXIST, then 0 once it is free") {
+		id3 = rp_free_id(RP_NAME2);
+		fu = rp_attach(RP_NAME2, id3, 0, NULL);
+		CHECK(id3 && fu >= 0, "restore %u: %s", id3, strerror(errno));
+		CHECK(rp_fill(fu, "loser", 10) == 10, "intern");
+		fd = ut_pool(RP_NAME2, 0);
+		CHECK(fd >= 0 && rp_by_name(RP_NAME2) != id3, "create: %s",
+		      strerror(errno));
+		CHECK_ERR(rp_publish(fu, 0, 0), EEXIST);
+		CHECK(rp_pool_flags(id3) == UNIQD_POOL_UNPUBLISHED &&
+		      !ut_stats(fu, &st) && st.entries == 10, "flags %d, %llu entries",
+		      rp_pool_flags(id3), (unsigned long long)st.entries);
+		if (fd >= 0)
+			close(fd);
+		CHECK_OK(rp_publish(fu, 0, 0));
+		CHECK(rp_by_name(RP_NAME2) == id3, "by name: %s", strerror(errno));
+		close(fu);
+		CHECK(rp_pool_flags(id3) == -1, "pool %u left behind", id3);
+	}
+
+	th_case("closed unpublished, mapped or not: the pool goes, its id and quota come back") {
+		long quota = ut_param("max_user_pools");
+		struct uniqd_map_header *h;
+		int n = quota > 0 && quota < 1000 ? quota + 2 : 130, made = 0;
+
+		fu = rp_attach(RP_NAME, id, 0, NULL);
+		CHECK(fu >= 0 && rp_fill(fu, "mapped", 50) == 50, "restore: %s",
+		      strerror(errno));
+		h = mmap(NULL, PG, PROT_READ, MAP_SHARED, fu, 0);
+		CHECK(h != MAP_FAILED, "mmap: %s", strerror(errno));
+		close(fu);
+		/* The mapping holds the file, and so the pool. */
+		CHECK(h == MAP_FAILED || (rp_pool_flags(id) == UNIQD_POOL_UNPUBLISHED &&
+					  h->handle_base == (__u64)id << 32 &&
+					  __atomic_load_n(&h->entries_end, __ATOMIC_ACQUIRE) > 50),
+		      "flags %d", rp_pool_flags(id));
+		CHECK(!rp_by_name(RP_NAME) && errno == ENOENT, "found by name");
+		if (h != MAP_FAILED)
+			munmap(h, PG);
+		CHECK(rp_pool_flags(id) == -1, "pool %u left behind", id);
+		/* More pools than a user may have, one at a time. */
+		for (i = 0; i < n; i++) {
+			fu = rp_attach(RP_NAME, id, 0, NULL);
+			if (fu < 0)
+				break;
+			made += rp_fill(fu, "gone", 3) == 3;
+			close(fu);
+		}
+		CHECK(i == n && made == n, "restore %d of %d: %s", i, n,
+		      strerror(errno));
+		CHECK(rp_pool_flags(id) == -1, "pool %u left behind", id);
+	}
+
+	th_case("REVOKE of an unpublished pool: EIDRM, never published") {
+		struct uniqd_revoke rv = { .id = id };
+
+		fu = rp_attach(RP_NAME, id, 0, NULL);
+		CHECK(fu >= 0, "restore: %s", strerror(errno));
+		fd = ut_open();
+		CHECK_OK(ioctl(fd, UNIQD_IOC_REVOKE, &rv));
+		close(fd);
+		CHECK_ERR(rp_publish(fu, 0, 0), EIDRM);
+		CHECK_ERR(ut_stats(fu, &st), EIDRM);
+		CHECK(rp_pool_flags(id) == UNIQD_POOL_REVOKED, "flags %d",
+		      rp_pool_flags(id));
+		/* Revoked, it keeps its id while held, and never gets the name. */
+		CHECK(rp_attach(RP_NAME2, id, 0, NULL) == -1 && errno == EADDRINUSE,
+		      "same id: %s", strerror(errno));
+		CHECK(!rp_by_name(RP_NAME) && errno == ENOENT, "found by name");
+		close(fu);
+		CHECK(rp_pool_flags(id) == -1, "pool %u left behind", id);
+	}
+	munmap(pg, PG);
+}
+
 int main(void)
 {
 	const char *scale = getenv("UNIQD_SCALE"), *env = getenv("UNIQD_SEED");
@@ -1954,6 +2288,7 @@ int main(void)
 			      (unsigned long long)all[w].entries, all[w].why);
 		}
 	}
+	restore_cases();
 
 	{
 		__u64 tot = 0, ok = 0, hist[NCMD + 1] = { 0 }, errs[NERR] = { 0 };
