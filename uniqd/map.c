@@ -231,19 +231,24 @@ static u64 *uniqd_map_entry_slot(struct uniqd_map *m, u32 idx)
 }
 
 /*
- * @size bytes for a record: kernel address and offset, ERR_PTR(-EDQUOT) if
- * the records region is full, or ERR_PTR(-ENOMEM).
+ * Space for a record of @s->size bytes: its kernel address (@s->off and
+ * @s->pages are set), ERR_PTR(-EDQUOT) if the records region is full, or
+ * ERR_PTR(-ENOMEM). A record of any size goes into the current chunk if it
+ * fits there; one that does not and is over 1/8 of a chunk gets pages of
+ * its own (the given-back ones if they are as many), a smaller one starts
+ * a new chunk.
  */
-static void *uniqd_map_rec_space(struct uniqd_map *m, u32 size, u64 *off)
+static void *uniqd_map_rec_space(struct uniqd_map *m, struct uniqd_map_slot *s)
 {
-	u32 chunk = UNIQD_MAP_CHUNK_PAGES << PAGE_SHIFT;
+	u32 chunk = UNIQD_MAP_CHUNK_PAGES << PAGE_SHIFT, size = s->size;
 	unsigned int n;
 	void *p;
 
 	lockdep_assert_held(&m->lock);
+	s->pages = 0;
 	if (m->chunk && chunk - m->chunk_used >= size) {
 		p = m->chunk + m->chunk_used;
-		*off = m->chunk_off + m->chunk_used;
+		s->off = m->chunk_off + m->chunk_used;
 		m->chunk_used += size;
 		return p;
 	}
@@ -251,7 +256,8 @@ static void *uniqd_map_rec_space(struct uniqd_map *m, u32 size, u64 *off)
 			       UNIQD_MAP_CHUNK_PAGES;
 	if (m->spare && size > chunk / 8 && m->spare_pages == n) {
 		p = m->spare;
-		*off = m->spare_off;
+		s->off = m->spare_off;
+		s->pages = n;
 		m->spare = NULL;
 		return p;
 	}
@@ -260,13 +266,15 @@ static void *uniqd_map_rec_space(struct uniqd_map *m, u32 size, u64 *off)
 	p = uniqd_map_alloc(m, m->records_next, n);
 	if (!p)
 		return ERR_PTR(-ENOMEM);
-	*off = (u64)m->records_next << PAGE_SHIFT;
+	s->off = (u64)m->records_next << PAGE_SHIFT;
 	m->records_next += n;
 	WRITE_ONCE(m->hdr->records_end, (u64)m->records_next << PAGE_SHIFT);
-	if (n == UNIQD_MAP_CHUNK_PAGES && size <= chunk / 8) {
+	if (size > chunk / 8) {
+		s->pages = n;
+	} else {
 		/* The old chunk's tail stays zero and unused. */
 		m->chunk = p;
-		m->chunk_off = *off;
+		m->chunk_off = s->off;
 		m->chunk_used = size;
 	}
 	return p;
@@ -290,7 +298,7 @@ int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 	s->entry = uniqd_map_entry_slot(m, idx);
 	if (!s->entry)
 		goto unlock;
-	rec = uniqd_map_rec_space(m, s->size, &s->off);
+	rec = uniqd_map_rec_space(m, s);
 	if (IS_ERR(rec)) {
 		ret = PTR_ERR(rec);
 		goto unlock;
@@ -309,23 +317,25 @@ unlock:
 /*
  * A record that will never be published (an error, or another inserter
  * won): zero it, and give its space back if it can be reused: the latest
- * record of the chunk, or pages of its own when no other such area waits
- * (the next record of as many pages takes them). Returns whether it did;
- * if not, the space stays used until the pool dies. Pages are never freed
- * here: a reader may have faulted them in.
+ * record of the chunk, or pages it has to itself when no other such area
+ * waits (the next record of as many pages takes them). A record over 1/8
+ * of a chunk may sit inside a chunk (uniqd_map_rec_space()): only its own
+ * bytes are free then, not the pages around them, so it is given back only
+ * as the chunk's latest record. Returns whether it was given back; if not,
+ * the space stays used until the pool dies. Pages are never freed here: a
+ * reader may have faulted them in.
  */
 bool uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s)
 {
-	u32 chunk = UNIQD_MAP_CHUNK_PAGES << PAGE_SHIFT;
 	bool back = false;
 
 	mutex_lock(&m->lock);
 	memset(s->rec, 0, s->size);
-	if (s->size > chunk / 8) {
+	if (s->pages) {
 		if (!m->spare) {
 			m->spare = s->rec;
 			m->spare_off = s->off;
-			m->spare_pages = DIV_ROUND_UP(s->size, PAGE_SIZE);
+			m->spare_pages = s->pages;
 			back = true;
 		}
 	} else if (m->chunk && s->off >= m->chunk_off &&

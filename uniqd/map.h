@@ -54,7 +54,7 @@ struct uniqd_map {
 	u8 *chunk;			/* record chunk being filled, or NULL */
 	u32 chunk_used;			/* bytes of it handed out */
 	u64 chunk_off;			/* its offset in the mapping */
-	void *spare;			/* given-back pages of a big record */
+	void *spare;			/* a loser's pages of its own */
 	u64 spare_off;
 	u32 spare_pages;
 
@@ -78,6 +78,8 @@ struct uniqd_map_slot {
 	u64 off;			/* the record's offset in the mapping */
 	u64 *entry;			/* &entries[idx], kernel address */
 	u32 size;			/* bytes of the record */
+	/* Pages the record has to itself, or 0 if it is in a chunk. */
+	u32 pages;
 };
 
 int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries);
