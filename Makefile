@@ -57,7 +57,7 @@ $(B)/obj/%.o: uniqd/blake3/%.c
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
 $(B)/tests/%: tests/%.c tests/harness.h tests/uniqd_test.h tests/uniqd_map_test.h \
-		uniqd/maphash.h include/uapi/linux/uniqd.h \
+		include/uapi/linux/uniqd.h \
 		$(USER_OBJS) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) $(TEST_LIBS) -o $@

@@ -77,7 +77,7 @@ bench-build-corpus: $(B)/bench-host/tokenize
 		--units $(BENCH_BUILD_UNITS) --tokenize $(B)/bench-host/tokenize
 
 # Natively, with its own fake device (uq_sys_*) in front of libuniqd.a.
-$(B)/bench-host/replay_native: tools/bench/replay_native.c $(BENCH_COMMON) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) uniqd/maphash.h $(USER_OBJS)
+$(B)/bench-host/replay_native: tools/bench/replay_native.c $(BENCH_COMMON) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(USER_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -g -pthread $< tools/bench/ubench.c $(LIBUNIQD_A) $(USER_OBJS) -o $@
 

@@ -12,7 +12,9 @@
  * made again and again on a fresh pool with its 1st, 2nd, ... allocation
  * failing until it has no more allocations to fail. Each time it must work
  * or fail with ENOMEM leaving the pool as it was, and then work when made
- * again. Leaks are kmemleak's to find (guest-init.sh scans after the run).
+ * again, with the mapping's pages (STATS.map_bytes) what the call makes
+ * without a fault: a mapped area that failed part-way left nothing behind.
+ * Other leaks are kmemleak's to find (guest-init.sh scans after the run).
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
@@ -608,9 +610,29 @@ static const struct nth_scenario nth_scenarios[] = {
 	  nth_existing_failed, nth_existing_done, 0 },
 };
 
+/*
+ * The mapping's pages after the call made once without a fault: a failed
+ * call and its retry must end with as many (a page left behind by a
+ * multi-page allocation that failed part-way would show here).
+ */
+static __u64 nth_ref_map_bytes(const struct nth_scenario *s)
+{
+	struct uniqd_stats st = { 0 };
+	struct nth_ctx c;
+
+	memset(&c, 0, sizeof(c));
+	c.fd = -1;
+	if (!s->setup(&c, s) && !s->op(&c))
+		ut_stats(c.fd, &st);
+	if (c.fd >= 0)
+		close(c.fd);
+	return st.map_bytes;
+}
+
 static void nth_run(const struct nth_scenario *s)
 {
 	int n, points = -1, enomem = 0, absorbed = 0;
+	__u64 ref = nth_ref_map_bytes(s);
 
 	for (n = 1; n <= NTH_MAX; n++) {
 		struct nth_ctx c;
@@ -644,6 +666,15 @@ static void nth_run(const struct nth_scenario *s)
 			ret = s->op(&c);
 			CHECK(!ret, "fault %d, then again: %s", n,
 			      strerror(errno));
+			if (!ret) {
+				struct uniqd_stats st;
+
+				CHECK_OK(ut_stats(c.fd, &st));
+				CHECK(st.map_bytes == ref,
+				      "fault %d: map_bytes %llu, without a fault %llu",
+				      n, (unsigned long long)st.map_bytes,
+				      (unsigned long long)ref);
+			}
 		} else if (injected) {
 			/* A fallback took over (kvmalloc -> vmalloc, ...). */
 			absorbed++;

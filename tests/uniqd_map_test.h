@@ -10,8 +10,7 @@
 
 #include <sys/mman.h>
 
-#include "uniqd_test.h"
-#include "maphash.h"	/* the index hash, one source with the module */
+#include "uniqd_test.h"	/* and uniqd_maphash(), from the uapi header */
 
 struct ut_map {
 	const __u8 *base;

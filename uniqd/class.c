@@ -240,7 +240,8 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 	size_t size = UNIQD_REC_SIZE(len);
 	struct uniqd_map_slot slot;
 	struct uniqd_publish pub;
-	struct uniqd_rec *rec, *got;
+	struct uniqd_rec *rec, *got, *out = NULL;
+	bool back = true;
 	u32 idx;
 	int ret;
 
@@ -260,13 +261,14 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 	}
 	if (ret)
 		goto uncharge;
-	ret = uniqd_map_entry_new(&pool->map, idx, cls->id, buf, len, &slot);
-	if (ret)
-		goto erase;
+	/* The kernel record first: failing then wastes no mapped space. */
 	ret = -ENOMEM;
 	rec = uniqd_arena_alloc(&pool->arena, sizeof(*rec));
 	if (!rec)
-		goto waste_map;
+		goto erase;
+	ret = uniqd_map_entry_new(&pool->map, idx, cls->id, buf, len, &slot);
+	if (ret)
+		goto unalloc;
 	rec->idx = idx;
 	rec->class_id = cls->id;
 	rec->len = len;
@@ -281,11 +283,8 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 	got = uniqd_table_insert(&cls->table, hash, rec, uniqd_publish_xa, &pub);
 	if (got != rec) {
 		/* An error, or another inserter won: neither was ever visible. */
-		xa_erase(&pool->entries, idx);
-		uniqd_map_entry_waste(&pool->map, &slot);
-		uniqd_rec_waste(pool, rec, sizeof(*rec), size);
-		uniqd_quota_uncharge(pool, size, 1);
-		return got;
+		out = got;
+		goto waste_map;
 	}
 	atomic64_inc(&cls->entries);
 	atomic64_inc(&pool->nr_entries);
@@ -296,15 +295,23 @@ static struct uniqd_rec *uniqd_entry_new(struct uniqd_pool *pool,
 	trace_uniqd_entry_create(uniqd_handle(pool, idx), cls->id, len);
 	return rec;
 
+	/*
+	 * Its max_bytes go back only if all its space did: what still takes
+	 * room (in the records region, sized from max_bytes) stays counted,
+	 * so max_bytes fills first and STATS.arena_bytes shows it.
+	 */
 waste_map:
-	uniqd_map_entry_waste(&pool->map, &slot);
+	back = uniqd_map_entry_waste(&pool->map, &slot);
+unalloc:
+	back &= uniqd_arena_unalloc(&pool->arena, rec, sizeof(*rec));
 erase:
 	xa_erase(&pool->entries, idx);
 uncharge:
 	uniqd_quota_uncharge(pool, size, 1);
 unreserve:
-	uniqd_bytes_unreserve(pool, size);
-	return ERR_PTR(ret);
+	if (back)
+		uniqd_bytes_unreserve(pool, size);
+	return out ?: ERR_PTR(ret);
 }
 
 /*

@@ -8,7 +8,8 @@
  * (tag & (slots - 1)). An entry goes into the first empty slot of the
  * UNIQD_MAP_PROBE slots from its home; if all are taken it stays out of
  * the index (counted in STATS.map_overflow) and is found by the ioctl, whose
- * table under the pool's secret key is the authority. So a reader probes at
+ * table under the pool's secret key is the authority, until the index grows:
+ * a growth places such entries again where their new window has room. So a reader probes at
  * most UNIQD_MAP_PROBE slots, and keys crafted to collide under the public
  * seed only send themselves back to the kernel.
  *
@@ -23,12 +24,19 @@
  * handle resolves (entries[idx] published), so a reader that finds a slot
  * always finds its record.
  */
+#include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "map.h"
-#include "maphash.h"
 #include "trace.h"
+
+/* uniqd_maphash() comes with the uapi header, under this condition. */
+#ifndef __SIZEOF_INT128__
+#error "the mapped index hash needs 128-bit integers"
+#endif
 
 /* Put @v into @slots (2^@log2 of them); false if its window is full. */
 static bool uniqd_index_place(u64 *slots, u32 log2, u64 v)
@@ -49,9 +57,36 @@ static bool uniqd_index_place(u64 *slots, u32 log2, u64 v)
 }
 
 /*
+ * Remember @v, left out by a full window, to place it again when the index
+ * grows. If even the list cannot grow (-ENOMEM) the entry stays out for
+ * good; the ioctl still finds it.
+ */
+static void uniqd_index_spill(struct uniqd_map *m, u64 v)
+{
+	u64 *spill;
+	u32 cap;
+
+	lockdep_assert_held(&m->lock);
+	if (m->nspill == m->spill_cap) {
+		cap = max(2 * m->spill_cap, 16U);
+		spill = kvmalloc_array(cap, sizeof(*spill), GFP_KERNEL_ACCOUNT);
+		if (!spill)
+			return;
+		if (m->spill)
+			memcpy(spill, m->spill, m->nspill * sizeof(*spill));
+		kvfree(m->spill);
+		m->spill = spill;
+		m->spill_cap = cap;
+	}
+	m->spill[m->nspill++] = v;
+}
+
+/*
  * A new array of 2^@log2 slots from the index region, filled from the
- * current one, and published. Fails (the old array stays in use) when the
- * region or memory is exhausted.
+ * current one and from the entries full windows left out so far (each
+ * placed again if its window in the new array has room), and published.
+ * Fails (the old array stays in use) when the region or memory is
+ * exhausted.
  */
 static int uniqd_index_grow(struct uniqd_map *m, u32 log2)
 {
@@ -60,6 +95,7 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2)
 	u32 id = m->hdr->handle_base >> 32, old = m->slots ? m->log2 : 0;
 	u64 *slots, i, kept = 0;
 	pgoff_t pg = m->index_next;
+	u32 j, left = 0;
 	int ret = -ENOSPC;
 
 	lockdep_assert_held(&m->lock);
@@ -72,19 +108,30 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2)
 		goto out;
 	m->index_next += n;
 	m->index_bytes += bytes;
-	if (m->slots) {
-		for (i = 0; i < 1ULL << m->log2; i++) {
-			u64 v = m->slots[i];
+	for (i = 0; m->slots && i < 1ULL << m->log2; i++) {
+		u64 v = m->slots[i];
 
-			if (!v)
-				continue;
-			if (uniqd_index_place(slots, log2, v))
-				kept++;
-			else
-				m->overflow++;
-		}
-		m->indexed = kept;
+		if (v && uniqd_index_place(slots, log2, v))
+			kept++;
+		else if (v)
+			uniqd_index_spill(m, v);
+		if (!(i & 1023))
+			cond_resched();
 	}
+	for (j = 0; j < m->nspill; j++) {
+		u64 v = m->spill[j];
+
+		if (uniqd_index_place(slots, log2, v))
+			kept++;
+		else
+			m->spill[left++] = v;
+		if (!(j & 1023))
+			cond_resched();
+	}
+	m->nspill = left;
+	/* indexed + overflow is every entry, before and after. */
+	m->overflow -= kept - m->indexed;
+	m->indexed = kept;
 	m->slots = slots;
 	m->log2 = log2;
 	/* The new slots are written: readers may take the new array. */
@@ -101,16 +148,18 @@ void uniqd_map_index_add(struct uniqd_map *m, u32 class_id, const void *data,
 {
 	u64 h = uniqd_maphash(m->hdr->hash_seed[0], m->hdr->hash_seed[1],
 			      class_id, data, len);
+	u64 v = (h & ~0xffffffffULL) | idx;
 
 	mutex_lock(&m->lock);
 	if (!m->slots)
 		uniqd_index_grow(m, UNIQD_MAP_INDEX_MIN_LOG2);
 	else if ((m->indexed + 1) * 2 > 1ULL << m->log2)
 		uniqd_index_grow(m, m->log2 + 1);
-	if (m->slots &&
-	    uniqd_index_place(m->slots, m->log2, (h & ~0xffffffffULL) | idx))
+	if (m->slots && uniqd_index_place(m->slots, m->log2, v)) {
 		m->indexed++;
-	else
+	} else {
 		m->overflow++;
+		uniqd_index_spill(m, v);
+	}
 	mutex_unlock(&m->lock);
 }

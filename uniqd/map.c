@@ -49,61 +49,72 @@ static void vm_flags_mod(struct vm_area_struct *vma, unsigned long set,
 }
 #endif
 
-/* A zeroed page at @pg of the mapping; NULL on -ENOMEM. */
-static struct page *uniqd_map_page(struct uniqd_map *m, pgoff_t pg)
-{
-	struct page *page;
-
-	lockdep_assert_held(&m->lock);
-	page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-	if (!page)
-		return NULL;
-	if (xa_err(xa_store(&m->pages, pg, page, GFP_KERNEL_ACCOUNT))) {
-		__free_page(page);
-		return NULL;
-	}
-	m->bytes += PAGE_SIZE;
-	return page;
-}
-
 /*
- * @n zeroed pages at @pg..@pg + @n - 1, contiguous in the kernel: the
- * kernel address, or NULL on -ENOMEM (pages already entered stay, zeroed
- * and unused, until the pool is freed).
+ * @n zeroed pages at @pg..@pg + @n - 1, contiguous in the kernel (vmap()ed
+ * when @n > 1): the kernel address, or NULL on -ENOMEM. The page offsets
+ * are reserved first, so the fault handler sees none of the pages (SIGBUS)
+ * until all exist; on failure nothing is left behind and the offsets can be
+ * allocated again.
  */
 void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n)
 {
-	struct uniqd_map_vm *vm;
-	struct page **pages;
-	unsigned int i;
-	void *addr = NULL;
+	struct uniqd_map_vm *vm = NULL;
+	struct page **pages, *one;
+	unsigned int i, got = 0, held = 0;
+	void *addr;
 
 	lockdep_assert_held(&m->lock);
-	if (n == 1) {
-		struct page *page = uniqd_map_page(m, pg);
-
-		return page ? page_address(page) : NULL;
+	pages = n == 1 ? &one : kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return NULL;
+	if (n > 1) {
+		vm = kmalloc(sizeof(*vm), GFP_KERNEL_ACCOUNT);
+		if (!vm)
+			goto free_array;
 	}
-	vm = kmalloc(sizeof(*vm), GFP_KERNEL_ACCOUNT);
-	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
-	if (!vm || !pages)
-		goto out;
-	for (i = 0; i < n; i++) {
-		pages[i] = uniqd_map_page(m, pg + i);
-		if (!pages[i])
-			goto out;
+	for (held = 0; held < n; held++)
+		if (xa_reserve(&m->pages, pg + held, GFP_KERNEL_ACCOUNT))
+			goto release;
+	for (got = 0; got < n; got++) {
+		pages[got] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!pages[got])
+			goto free_pages;
 	}
-	addr = vmap(pages, n, VM_MAP, PAGE_KERNEL);
+	addr = n == 1 ? page_address(one) : vmap(pages, n, VM_MAP, PAGE_KERNEL);
 	if (!addr)
-		goto out;
-	vm->addr = addr;
-	vm->next = m->vms;
-	m->vms = vm;
-	vm = NULL;
-out:
-	kvfree(pages);
-	kfree(vm);
+		goto free_pages;
+	/* Into reserved slots: allocates nothing, and nothing was there. */
+	for (i = 0; i < n; i++)
+		WARN_ON_ONCE(xa_store(&m->pages, pg + i, pages[i],
+				      GFP_KERNEL_ACCOUNT));
+	m->bytes += (u64)n << PAGE_SHIFT;
+	if (vm) {
+		vm->addr = addr;
+		vm->next = m->vms;
+		m->vms = vm;
+		kvfree(pages);
+	}
 	return addr;
+
+free_pages:
+	while (got--)
+		__free_page(pages[got]);
+release:
+	while (held--)
+		xa_release(&m->pages, pg + held);
+	kfree(vm);
+free_array:
+	if (n > 1)
+		kvfree(pages);
+	return NULL;
+}
+
+/* A zeroed page at @pg of the mapping; NULL on -ENOMEM. */
+static struct page *uniqd_map_page(struct uniqd_map *m, pgoff_t pg)
+{
+	void *addr = uniqd_map_alloc(m, pg, 1);
+
+	return addr ? virt_to_page(addr) : NULL;
 }
 
 int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
@@ -118,15 +129,20 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	/*
 	 * The index doubles while more than half full: its largest array has
 	 * at most 4 * max_entries slots, and all arrays together less than
-	 * twice that. Records waste at most 1/8 of a chunk and less than a
-	 * page per record larger than 8 KiB: twice max_bytes is room enough.
+	 * twice that. The records max_bytes counts take at most 1.5 times
+	 * their bytes (a chunk's tail is under 1/7 of what it holds, a record
+	 * larger than 8 KiB wastes under a page): twice max_bytes is room
+	 * enough, with one chunk being filled and one given-back area of a
+	 * record's pages waiting for reuse (uniqd_map_entry_waste()).
 	 */
 	slots = roundup_pow_of_two(max(2 * max_entries,
 				       1ULL << UNIQD_MAP_INDEX_MIN_LOG2));
 	entries_pages = DIV_ROUND_UP((max_entries + 1) * sizeof(u64), PAGE_SIZE);
 	index_pages = DIV_ROUND_UP(2 * slots * sizeof(u64), PAGE_SIZE);
 	records_pages = DIV_ROUND_UP(2 * max_bytes, PAGE_SIZE) +
-			UNIQD_MAP_CHUNK_PAGES;
+			UNIQD_MAP_CHUNK_PAGES +
+			DIV_ROUND_UP(sizeof(struct uniqd_map_rec) + UNIQD_KEY_MAX,
+				     PAGE_SIZE);
 	m->entries_pg = 1;
 	m->index_pg = m->entries_pg + entries_pages;
 	m->records_pg = m->index_pg + index_pages;
@@ -171,10 +187,18 @@ void uniqd_map_destroy(struct uniqd_map *m)
 	struct page *page;
 	unsigned long pg;
 
+	/*
+	 * uniqd_map_init() never ran (an earlier step of the pool failed) or
+	 * failed: nothing was stored, and the lock and xarray may not even be
+	 * initialised (lockdep would complain about their keys).
+	 */
+	if (!m->hdr)
+		return;
 	while ((vm = m->vms)) {
 		m->vms = vm->next;
 		vunmap(vm->addr);
 		kfree(vm);
+		cond_resched();
 	}
 	/* A page someone still pins (a read-only GUP) is freed by them. */
 	xa_for_each(&m->pages, pg, page) {
@@ -182,6 +206,7 @@ void uniqd_map_destroy(struct uniqd_map *m)
 		cond_resched();
 	}
 	xa_destroy(&m->pages);
+	kvfree(m->spill);
 	mutex_destroy(&m->lock);
 }
 
@@ -205,34 +230,51 @@ static u64 *uniqd_map_entry_slot(struct uniqd_map *m, u32 idx)
 	return (u64 *)page_address(page) + (idx & (PAGE_SIZE / sizeof(u64) - 1));
 }
 
-/* @size bytes for a record: kernel address and offset, or NULL. */
-static void *uniqd_map_rec_space(struct uniqd_map *m, u32 size, u64 *off)
+/*
+ * Space for a record of @s->size bytes: its kernel address (@s->off and
+ * @s->pages are set), ERR_PTR(-EDQUOT) if the records region is full, or
+ * ERR_PTR(-ENOMEM). A record of any size goes into the current chunk if it
+ * fits there; one that does not and is over 1/8 of a chunk gets pages of
+ * its own (the given-back ones if they are as many), a smaller one starts
+ * a new chunk.
+ */
+static void *uniqd_map_rec_space(struct uniqd_map *m, struct uniqd_map_slot *s)
 {
-	u32 chunk = UNIQD_MAP_CHUNK_PAGES << PAGE_SHIFT;
+	u32 chunk = UNIQD_MAP_CHUNK_PAGES << PAGE_SHIFT, size = s->size;
 	unsigned int n;
 	void *p;
 
 	lockdep_assert_held(&m->lock);
+	s->pages = 0;
 	if (m->chunk && chunk - m->chunk_used >= size) {
 		p = m->chunk + m->chunk_used;
-		*off = m->chunk_off + m->chunk_used;
+		s->off = m->chunk_off + m->chunk_used;
 		m->chunk_used += size;
 		return p;
 	}
 	n = size > chunk / 8 ? DIV_ROUND_UP(size, PAGE_SIZE) :
 			       UNIQD_MAP_CHUNK_PAGES;
+	if (m->spare && size > chunk / 8 && m->spare_pages == n) {
+		p = m->spare;
+		s->off = m->spare_off;
+		s->pages = n;
+		m->spare = NULL;
+		return p;
+	}
 	if (n > m->records_pg + m->records_pages - m->records_next)
-		return NULL;
+		return ERR_PTR(-EDQUOT);
 	p = uniqd_map_alloc(m, m->records_next, n);
 	if (!p)
-		return NULL;
-	*off = (u64)m->records_next << PAGE_SHIFT;
+		return ERR_PTR(-ENOMEM);
+	s->off = (u64)m->records_next << PAGE_SHIFT;
 	m->records_next += n;
 	WRITE_ONCE(m->hdr->records_end, (u64)m->records_next << PAGE_SHIFT);
-	if (n == UNIQD_MAP_CHUNK_PAGES && size <= chunk / 8) {
+	if (size > chunk / 8) {
+		s->pages = n;
+	} else {
 		/* The old chunk's tail stays zero and unused. */
 		m->chunk = p;
-		m->chunk_off = *off;
+		m->chunk_off = s->off;
 		m->chunk_used = size;
 	}
 	return p;
@@ -241,7 +283,9 @@ static void *uniqd_map_rec_space(struct uniqd_map *m, u32 size, u64 *off)
 /*
  * Write the record of a new entry @idx and make entries[idx] writable; it
  * is visible to readers only after uniqd_map_entry_publish(). Errors:
- * -ENOMEM; -EDQUOT if the records region is full (not before max_bytes).
+ * -ENOMEM; -EDQUOT if the records region is full, which max_bytes keeps
+ * from happening (uniqd_map_init() sizes the region, and every record that
+ * still takes space there stays counted against max_bytes).
  */
 int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 			const void *data, u32 len, struct uniqd_map_slot *s)
@@ -254,9 +298,11 @@ int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 	s->entry = uniqd_map_entry_slot(m, idx);
 	if (!s->entry)
 		goto unlock;
-	rec = uniqd_map_rec_space(m, s->size, &s->off);
-	if (!rec)
+	rec = uniqd_map_rec_space(m, s);
+	if (IS_ERR(rec)) {
+		ret = PTR_ERR(rec);
 		goto unlock;
+	}
 	/* The space is zero: the padding after the content stays so. */
 	rec->class_id = class_id;
 	rec->len = len;
@@ -270,16 +316,35 @@ unlock:
 
 /*
  * A record that will never be published (an error, or another inserter
- * won): zero it, and give its space back if it still is the latest.
+ * won): zero it, and give its space back if it can be reused: the latest
+ * record of the chunk, or pages it has to itself when no other such area
+ * waits (the next record of as many pages takes them). A record over 1/8
+ * of a chunk may sit inside a chunk (uniqd_map_rec_space()): only its own
+ * bytes are free then, not the pages around them, so it is given back only
+ * as the chunk's latest record. Returns whether it was given back; if not,
+ * the space stays used until the pool dies. Pages are never freed here: a
+ * reader may have faulted them in.
  */
-void uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s)
+bool uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s)
 {
+	bool back = false;
+
 	mutex_lock(&m->lock);
 	memset(s->rec, 0, s->size);
-	if (m->chunk && s->off + s->size == m->chunk_off + m->chunk_used &&
-	    s->off >= m->chunk_off)
+	if (s->pages) {
+		if (!m->spare) {
+			m->spare = s->rec;
+			m->spare_off = s->off;
+			m->spare_pages = s->pages;
+			back = true;
+		}
+	} else if (m->chunk && s->off >= m->chunk_off &&
+		   s->off + s->size == m->chunk_off + m->chunk_used) {
 		m->chunk_used -= s->size;
+		back = true;
+	}
 	mutex_unlock(&m->lock);
+	return back;
 }
 
 /*

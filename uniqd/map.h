@@ -54,11 +54,18 @@ struct uniqd_map {
 	u8 *chunk;			/* record chunk being filled, or NULL */
 	u32 chunk_used;			/* bytes of it handed out */
 	u64 chunk_off;			/* its offset in the mapping */
+	void *spare;			/* a loser's pages of its own */
+	u64 spare_off;
+	u32 spare_pages;
 
 	u64 *slots;			/* the current index array, or NULL */
 	u32 log2;			/* of its slots */
 	u64 indexed;			/* entries in it */
 	u64 overflow;			/* entries left out of it */
+	/* Slot values of entries left out, placed again by index growth. */
+	u64 *spill;
+	u32 nspill;
+	u32 spill_cap;
 	u64 index_bytes;		/* every index array so far */
 	u64 bytes;			/* pages allocated, in bytes */
 
@@ -71,6 +78,8 @@ struct uniqd_map_slot {
 	u64 off;			/* the record's offset in the mapping */
 	u64 *entry;			/* &entries[idx], kernel address */
 	u32 size;			/* bytes of the record */
+	/* Pages the record has to itself, or 0 if it is in a chunk. */
+	u32 pages;
 };
 
 int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries);
@@ -78,7 +87,7 @@ void uniqd_map_destroy(struct uniqd_map *m);
 void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n);
 int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 			const void *data, u32 len, struct uniqd_map_slot *s);
-void uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s);
+bool uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s);
 void uniqd_map_entry_publish(struct uniqd_map_slot *s);
 void uniqd_map_index_add(struct uniqd_map *m, u32 class_id, const void *data,
 			 u32 len, u32 idx);

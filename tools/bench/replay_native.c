@@ -44,7 +44,6 @@
 #include "blake3.h"
 #include "internal.h"
 #include "libuniqd.h"
-#include "maphash.h"
 #include "ubench.h"
 
 #define MAXPROCS	8

@@ -42,7 +42,6 @@
 
 #include "internal.h"	/* libuniqd's probe, for --host */
 #include "libuniqd.h"
-#include "maphash.h"
 #include "ubench.h"
 
 #define PRESENT		65536U

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "maphash.h"
 
 #define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 

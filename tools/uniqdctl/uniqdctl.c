@@ -436,18 +436,30 @@ static void read_keys(struct keys *k, int argc, char **argv)
 
 /* ---- commands -------------------------------------------------------------- */
 
-/* UNIQD_FEAT_* bit i is named feature_names[i]; a bit beyond is "bitN". */
-static const char *const feature_names[] = {
-	"pools", "batch", "resolve", "stats", "blake3-shash", "map", "admin",
-	"attach-owner", "restore",
+/* The name of each UNIQD_FEAT_* bit; a bit not here prints as "bitN". */
+static const struct {
+	uint64_t bit;
+	const char *name;
+} features[] = {
+	{ UNIQD_FEAT_POOLS, "pools" },
+	{ UNIQD_FEAT_BATCH, "batch" },
+	{ UNIQD_FEAT_RESOLVE, "resolve" },
+	{ UNIQD_FEAT_STATS, "stats" },
+	{ UNIQD_FEAT_BLAKE3_SHASH, "blake3-shash" },
+	{ UNIQD_FEAT_MAP, "map" },
+	{ UNIQD_FEAT_ADMIN, "admin" },
+	{ UNIQD_FEAT_ATTACH_OWNER, "attach-owner" },
+	{ UNIQD_FEAT_RESTORE, "restore" },
 };
 
 static void print_feature(unsigned int bit, const char *before)
 {
-	if (bit < sizeof(feature_names) / sizeof(feature_names[0]))
-		printf("%s%s", before, feature_names[bit]);
-	else
-		printf("%sbit%u", before, bit);
+	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
+		if (features[i].bit == 1ULL << bit) {
+			printf("%s%s", before, features[i].name);
+			return;
+		}
+	printf("%sbit%u", before, bit);
 }
 
 static int cmd_version(int argc, char **argv)

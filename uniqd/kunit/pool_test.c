@@ -17,7 +17,6 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
-#include "maphash.h"
 #include "pool.h"
 #include "uniqd_kunit.h"
 

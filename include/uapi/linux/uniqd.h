@@ -22,6 +22,7 @@
 #ifndef _UAPI_LINUX_UNIQD_H
 #define _UAPI_LINUX_UNIQD_H
 
+#include <asm/byteorder.h>
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
@@ -253,6 +254,116 @@ struct uniqd_map_header {		/* at offset 0, one page */
  */
 #define UNIQD_MAP_INDEX_LOG2(w)	((__u32)((w) & 0x3f))
 #define UNIQD_MAP_INDEX_OFF(w)	((w) & ~0xffULL)
+
+/*
+ * The index hash (Documentation/userspace-api.rst, "The index hash", says
+ * it in words with test vectors): a 64-bit multiply-mix of the class id and
+ * content under header.hash_seed. It only spreads entries over slots: the
+ * seed is public, every hit is confirmed against the record, and keys
+ * crafted to collide only fall out of the probe window. Part of the ABI:
+ * changing it needs a new UNIQD_MAP_VERSION. It needs the compiler's 128-bit
+ * integers, which every 64-bit GCC and Clang target has.
+ */
+#ifdef __SIZEOF_INT128__
+#define UNIQD_MAP_HASH_C0	0x2d358dccaa6c78a5ULL
+#define UNIQD_MAP_HASH_C1	0x8bb84b93962eacc9ULL
+#define UNIQD_MAP_HASH_C2	0x4b33a62ed433d4a3ULL
+#define UNIQD_MAP_HASH_C3	0x4d5a2da51de1aa47ULL
+
+/* Little-endian loads of possibly unaligned bytes (one load where it can). */
+static __inline__ __u64 uniqd_map_hash_rd64(const __u8 *p)
+{
+	__le64 v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return __le64_to_cpu(v);
+}
+
+static __inline__ __u64 uniqd_map_hash_rd32(const __u8 *p)
+{
+	__le32 v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return __le32_to_cpu(v);
+}
+
+/* The 128-bit product of @a and @b, its two halves xored. */
+static __inline__ __u64 uniqd_map_hash_mix(__u64 a, __u64 b)
+{
+	__extension__ __uint128_t r = (__uint128_t)a * b;
+
+	return (__u64)r ^ (__u64)(r >> 64);
+}
+
+/* One step over 16 bytes at @p: mix(word0 ^ @c, word1 ^ @s). */
+static __inline__ __u64 uniqd_map_hash_step(const __u8 *p, __u64 c, __u64 s)
+{
+	return uniqd_map_hash_mix(uniqd_map_hash_rd64(p) ^ c,
+				  uniqd_map_hash_rd64(p + 8) ^ s);
+}
+
+/*
+ * The index hash of (@class_id, @len bytes at @data) under @seed0 and
+ * @seed1, header.hash_seed[0] and [1]. Its high 32 bits are the slot tag,
+ * never 0 (a 0 tag would read as an empty slot).
+ */
+static __inline__ __u64 uniqd_maphash(__u64 seed0, __u64 seed1,
+				      __u32 class_id, const void *data,
+				      __u32 len)
+{
+	const __u8 *p = (const __u8 *)data;
+	__u64 s = seed0 ^ uniqd_map_hash_mix(seed1 ^ UNIQD_MAP_HASH_C0,
+					     (__u64)class_id ^ UNIQD_MAP_HASH_C1);
+	__u64 a, b, h;
+	__u32 i = len;
+
+	if (len <= 16) {
+		if (len >= 4) {
+			const __u8 *e = p + len - 4;
+			__u32 q = (len >> 3) << 2;
+
+			a = uniqd_map_hash_rd32(p) << 32 |
+			    uniqd_map_hash_rd32(p + q);
+			b = uniqd_map_hash_rd32(e) << 32 |
+			    uniqd_map_hash_rd32(e - q);
+		} else if (len) {
+			a = (__u64)p[0] << 16 | (__u64)p[len >> 1] << 8 |
+			    p[len - 1];
+			b = 0;
+		} else {
+			a = 0;
+			b = 0;
+		}
+	} else {
+		if (i > 48) {
+			__u64 s1 = s, s2 = s;
+
+			do {
+				s = uniqd_map_hash_step(p, UNIQD_MAP_HASH_C1, s);
+				s1 = uniqd_map_hash_step(p + 16,
+							 UNIQD_MAP_HASH_C2, s1);
+				s2 = uniqd_map_hash_step(p + 32,
+							 UNIQD_MAP_HASH_C3, s2);
+				p += 48;
+				i -= 48;
+			} while (i > 48);
+			s ^= s1 ^ s2;
+		}
+		while (i > 16) {
+			s = uniqd_map_hash_step(p, UNIQD_MAP_HASH_C1, s);
+			p += 16;
+			i -= 16;
+		}
+		a = uniqd_map_hash_rd64(p + i - 16);
+		b = uniqd_map_hash_rd64(p + i - 8);
+	}
+	h = uniqd_map_hash_mix(a ^ UNIQD_MAP_HASH_C1 ^ len, b ^ s);
+	h = uniqd_map_hash_mix(h ^ UNIQD_MAP_HASH_C0, s ^ UNIQD_MAP_HASH_C2);
+	if (!(h >> 32))
+		h |= 1ULL << 32;
+	return h;
+}
+#endif /* __SIZEOF_INT128__ */
 
 /* A record: 8-byte aligned, content then zero padding to 8 bytes. */
 struct uniqd_map_rec {
