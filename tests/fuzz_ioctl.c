@@ -1906,41 +1906,11 @@ static int worker(int w, __u64 seed, __u64 calls, int full)
 #define RP_NAME		"fuzz-restore"
 #define RP_NAME2	"fuzz-restore-2"
 
-/* ATTACH_RESTORE of @name as pool @id on a new file: the fd, or -1. */
-static int rp_attach(const char *name, __u32 id, __u32 flags,
-		     struct uniqd_attach *out)
-{
-	struct uniqd_attach a;
-	int fd = ut_open(), e;
-
-	if (!out)
-		out = &a;
-	memset(out, 0, sizeof(*out));
-	out->name = U64P(name);
-	out->name_len = strlen(name);
-	out->flags = UNIQD_ATTACH_RESTORE | flags;
-	out->pool_id = id;
-	if (fd >= 0 && !ioctl(fd, UNIQD_IOC_ATTACH, out))
-		return fd;
-	e = errno;
-	if (fd >= 0)
-		close(fd);
-	errno = e;
-	return -1;
-}
-
 /* PUBLISH on @fd with a struct of @size bytes at @arg, as _IOC(@dir). */
 static int rp_publish_raw(int fd, unsigned int dir, unsigned int size, __u64 arg)
 {
 	return ioctl(fd, _IOC(dir, UNIQD_IOC_MAGIC, _IOC_NR(UNIQD_IOC_PUBLISH), size),
 		     (void *)(uintptr_t)arg);
-}
-
-static int rp_publish(int fd, __u32 flags, __u32 reserved)
-{
-	struct uniqd_pool_publish p = { .flags = flags, .reserved = reserved };
-
-	return ioctl(fd, UNIQD_IOC_PUBLISH, &p);
 }
 
 /* POOLS' flags of pool @id: UNIQD_POOL_*, or -1 if no pool has it. */
@@ -2032,7 +2002,7 @@ static void restore_cases(void)
 	th_case("ATTACH_RESTORE of a free id: an unpublished pool of that id") {
 		id = rp_free_id(RP_NAME);
 		CHECK(id, "no free id");
-		fu = rp_attach(RP_NAME, id, 0, &a);
+		fu = ut_attach_restore(RP_NAME, id, 0, &a);
 		CHECK(fu >= 0, "restore %u: %s", id, strerror(errno));
 		CHECK(a.pool_id == id && (a.status & UNIQD_ATTACH_CREATED),
 		      "pool_id %u status %u", a.pool_id, a.status);
@@ -2041,7 +2011,7 @@ static void restore_cases(void)
 		CHECK(!rp_by_name(RP_NAME) && errno == ENOENT,
 		      "found by name: %s", strerror(errno));
 		/* Its id is taken, by any name; its file is attached. */
-		CHECK(rp_attach(RP_NAME2, id, 0, NULL) == -1 && errno == EADDRINUSE,
+		CHECK(ut_attach_restore(RP_NAME2, id, 0, NULL) == -1 && errno == EADDRINUSE,
 		      "same id: %s", strerror(errno));
 		a.pool_id = id;
 		CHECK_ERR(ioctl(fu, UNIQD_IOC_ATTACH, &a), EBUSY);
@@ -2049,9 +2019,9 @@ static void restore_cases(void)
 		fd = ut_pool(RP_NAME2, UNIQD_ATTACH_NEW);
 		id3 = fd >= 0 ? rp_by_name(RP_NAME2) : 0;
 		CHECK(id3, "pool: %s", strerror(errno));
-		CHECK(rp_attach(RP_NAME2, id3, 0, NULL) == -1 && errno == EEXIST,
+		CHECK(ut_attach_restore(RP_NAME2, id3, 0, NULL) == -1 && errno == EEXIST,
 		      "name and id taken: %s", strerror(errno));
-		CHECK(rp_attach(RP_NAME2 "-x", id3, 0, NULL) == -1 &&
+		CHECK(ut_attach_restore(RP_NAME2 "-x", id3, 0, NULL) == -1 &&
 		      errno == EADDRINUSE, "id taken: %s", strerror(errno));
 		close(fd);
 		/* The first ATTACH has no pool_id: RESTORE with id 0. */
@@ -2065,7 +2035,7 @@ static void restore_cases(void)
 		close(fd);
 		/* A second unpublished pool of the same name: no name is taken yet. */
 		id2 = rp_free_id(RP_NAME2);
-		fu2 = rp_attach(RP_NAME, id2, UNIQD_ATTACH_NEW, &a);
+		fu2 = ut_attach_restore(RP_NAME, id2, UNIQD_ATTACH_NEW, &a);
 		CHECK(id2 && fu2 >= 0 && a.pool_id == id2, "second %u: %s", id2,
 		      strerror(errno));
 	}
@@ -2075,10 +2045,10 @@ static void restore_cases(void)
 		__u64 end = (uintptr_t)pg + PG;
 		unsigned int w = _IOC_WRITE;
 
-		CHECK_ERR(rp_publish(fu, 1, 0), EINVAL);
-		CHECK_ERR(rp_publish(fu, 0x80000000u, 0), EINVAL);
-		CHECK_ERR(rp_publish(fu, 0, 1), EINVAL);
-		CHECK_ERR(rp_publish(fu, ~0u, ~0u), EINVAL);
+		CHECK_ERR(ut_publish(fu, 1, 0), EINVAL);
+		CHECK_ERR(ut_publish(fu, 0x80000000u, 0), EINVAL);
+		CHECK_ERR(ut_publish(fu, 0, 1), EINVAL);
+		CHECK_ERR(ut_publish(fu, ~0u, ~0u), EINVAL);
 		/* The struct unreadable. */
 		CHECK_ERR(rp_publish_raw(fu, w, 8, 0), EFAULT);
 		CHECK_ERR(rp_publish_raw(fu, w, 8, end), EFAULT);
@@ -2101,8 +2071,8 @@ static void restore_cases(void)
 		/* Not attached: the struct is read first, then EBADFD. */
 		fd = ut_open();
 		CHECK_ERR(rp_publish_raw(fd, w, 8, end - 4), EFAULT);
-		CHECK_ERR(rp_publish(fd, 1, 0), EBADFD);
-		CHECK_ERR(rp_publish(fd, 0, 0), EBADFD);
+		CHECK_ERR(ut_publish(fd, 1, 0), EBADFD);
+		CHECK_ERR(ut_publish(fd, 0, 0), EBADFD);
 		close(fd);
 		CHECK(rp_pool_flags(id) == UNIQD_POOL_UNPUBLISHED &&
 		      rp_pool_flags(id2) == UNIQD_POOL_UNPUBLISHED,
@@ -2127,18 +2097,18 @@ static void restore_cases(void)
 		}
 		CHECK(rp_pool_flags(id) == 0, "flags %d", rp_pool_flags(id));
 		CHECK(rp_by_name(RP_NAME) == id, "by name: %s", strerror(errno));
-		CHECK_OK(rp_publish(fu, 0, 0));
-		CHECK_ERR(rp_publish(fu, 1, 0), EINVAL);
+		CHECK_OK(ut_publish(fu, 0, 0));
+		CHECK_ERR(ut_publish(fu, 1, 0), EINVAL);
 		fd = ut_pool(RP_NAME, UNIQD_ATTACH_EXISTING);
 		CHECK(fd >= 0 && !ut_stats(fd, &st) && st.entries == 100,
 		      "attached by name: %llu entries", (unsigned long long)st.entries);
 		CHECK(fd >= 0 && rp_fill(fd, "before publish", 100) == 100 &&
 		      !ut_stats(fd, &st) && st.entries == 100, "re-intern added entries");
-		CHECK_OK(rp_publish(fd, 0, 0));		/* published already */
+		CHECK_OK(ut_publish(fd, 0, 0));		/* published already */
 		if (fd >= 0)
 			close(fd);
 		/* The second restore of the name lost; it stays as it was. */
-		CHECK_ERR(rp_publish(fu2, 0, 0), EEXIST);
+		CHECK_ERR(ut_publish(fu2, 0, 0), EEXIST);
 		CHECK(rp_pool_flags(id2) == UNIQD_POOL_UNPUBLISHED, "flags %d",
 		      rp_pool_flags(id2));
 		CHECK(rp_by_name(RP_NAME) == id, "by name: %s", strerror(errno));
@@ -2150,19 +2120,19 @@ static void restore_cases(void)
 
 	th_case("PUBLISH after the name was taken meanwhile: EEXIST, then 0 once it is free") {
 		id3 = rp_free_id(RP_NAME2);
-		fu = rp_attach(RP_NAME2, id3, 0, NULL);
+		fu = ut_attach_restore(RP_NAME2, id3, 0, NULL);
 		CHECK(id3 && fu >= 0, "restore %u: %s", id3, strerror(errno));
 		CHECK(rp_fill(fu, "loser", 10) == 10, "intern");
 		fd = ut_pool(RP_NAME2, 0);
 		CHECK(fd >= 0 && rp_by_name(RP_NAME2) != id3, "create: %s",
 		      strerror(errno));
-		CHECK_ERR(rp_publish(fu, 0, 0), EEXIST);
+		CHECK_ERR(ut_publish(fu, 0, 0), EEXIST);
 		CHECK(rp_pool_flags(id3) == UNIQD_POOL_UNPUBLISHED &&
 		      !ut_stats(fu, &st) && st.entries == 10, "flags %d, %llu entries",
 		      rp_pool_flags(id3), (unsigned long long)st.entries);
 		if (fd >= 0)
 			close(fd);
-		CHECK_OK(rp_publish(fu, 0, 0));
+		CHECK_OK(ut_publish(fu, 0, 0));
 		CHECK(rp_by_name(RP_NAME2) == id3, "by name: %s", strerror(errno));
 		close(fu);
 		CHECK(rp_pool_flags(id3) == -1, "pool %u left behind", id3);
@@ -2173,7 +2143,7 @@ static void restore_cases(void)
 		struct uniqd_map_header *h;
 		int n = quota > 0 && quota < 1000 ? quota + 2 : 130, made = 0;
 
-		fu = rp_attach(RP_NAME, id, 0, NULL);
+		fu = ut_attach_restore(RP_NAME, id, 0, NULL);
 		CHECK(fu >= 0 && rp_fill(fu, "mapped", 50) == 50, "restore: %s",
 		      strerror(errno));
 		h = mmap(NULL, PG, PROT_READ, MAP_SHARED, fu, 0);
@@ -2190,7 +2160,7 @@ static void restore_cases(void)
 		CHECK(rp_pool_flags(id) == -1, "pool %u left behind", id);
 		/* More pools than a user may have, one at a time. */
 		for (i = 0; i < n; i++) {
-			fu = rp_attach(RP_NAME, id, 0, NULL);
+			fu = ut_attach_restore(RP_NAME, id, 0, NULL);
 			if (fu < 0)
 				break;
 			made += rp_fill(fu, "gone", 3) == 3;
@@ -2204,17 +2174,17 @@ static void restore_cases(void)
 	th_case("REVOKE of an unpublished pool: EIDRM, never published") {
 		struct uniqd_revoke rv = { .id = id };
 
-		fu = rp_attach(RP_NAME, id, 0, NULL);
+		fu = ut_attach_restore(RP_NAME, id, 0, NULL);
 		CHECK(fu >= 0, "restore: %s", strerror(errno));
 		fd = ut_open();
 		CHECK_OK(ioctl(fd, UNIQD_IOC_REVOKE, &rv));
 		close(fd);
-		CHECK_ERR(rp_publish(fu, 0, 0), EIDRM);
+		CHECK_ERR(ut_publish(fu, 0, 0), EIDRM);
 		CHECK_ERR(ut_stats(fu, &st), EIDRM);
 		CHECK(rp_pool_flags(id) == UNIQD_POOL_REVOKED, "flags %d",
 		      rp_pool_flags(id));
 		/* Revoked, it keeps its id while held, and never gets the name. */
-		CHECK(rp_attach(RP_NAME2, id, 0, NULL) == -1 && errno == EADDRINUSE,
+		CHECK(ut_attach_restore(RP_NAME2, id, 0, NULL) == -1 && errno == EADDRINUSE,
 		      "same id: %s", strerror(errno));
 		CHECK(!rp_by_name(RP_NAME) && errno == ENOENT, "found by name");
 		close(fu);

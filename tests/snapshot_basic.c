@@ -94,33 +94,6 @@ static unsigned int bad_handles(uniqd_pool *p, const __u64 *handles,
 	return bad;
 }
 
-/* A raw ATTACH with RESTORE of @name as pool @id; the fd or -1. */
-static int attach_restore(const char *name, __u32 id, __u32 flags)
-{
-	struct uniqd_attach a;
-	int fd = ut_open(), e;
-
-	memset(&a, 0, sizeof(a));
-	a.name = U64P(name);
-	a.name_len = strlen(name);
-	a.flags = UNIQD_ATTACH_RESTORE | flags;
-	a.pool_id = id;
-	if (fd >= 0 && !ioctl(fd, UNIQD_IOC_ATTACH, &a))
-		return fd;
-	e = errno;
-	if (fd >= 0)
-		close(fd);
-	errno = e;
-	return -1;
-}
-
-static int publish(int fd, __u32 flags)
-{
-	struct uniqd_pool_publish p = { .flags = flags };
-
-	return ioctl(fd, UNIQD_IOC_PUBLISH, &p);
-}
-
 /*
  * A child: attach to @name (EXISTING) until it exists, then check the pool
  * is complete (its first NKEYS keys resolve), intern keys of its own and
@@ -376,7 +349,7 @@ int main(void)
 		CHECK(!ut_attach_full(fd2, "snap-a", UNIQD_ATTACH_EXISTING, &a),
 		      "attach: %s", strerror(errno));
 		CHECK(a.pool_id == id, "pool_id %u, want %u", a.pool_id, id);
-		CHECK_OK(publish(fd2, 0));	/* published already: 0 */
+		CHECK_OK(ut_publish(fd2, 0, 0));	/* published already: 0 */
 		close(fd2);
 	}
 	uniqd_close(r);
@@ -387,9 +360,9 @@ int main(void)
 		unsigned long old = _IOC(_IOC_READ | _IOC_WRITE, UNIQD_IOC_MAGIC, 1,
 					 UNIQD_ATTACH_SIZE_VER0);
 
-		CHECK(attach_restore("snap-bad", 0, 0) == -1 && errno == EINVAL,
+		CHECK(ut_attach_restore("snap-bad", 0, 0, NULL) == -1 && errno == EINVAL,
 		      "id 0: %s", strerror(errno));
-		CHECK(attach_restore("snap-bad", 77, UNIQD_ATTACH_EXISTING) == -1 &&
+		CHECK(ut_attach_restore("snap-bad", 77, UNIQD_ATTACH_EXISTING, NULL) == -1 &&
 		      errno == EINVAL, "EXISTING: %s", strerror(errno));
 		fd2 = ut_open();
 		memset(&a, 0, sizeof(a));
@@ -400,10 +373,10 @@ int main(void)
 		a.pool_id = 0;
 		a.reserved = 1;
 		CHECK_ERR(ioctl(fd2, UNIQD_IOC_ATTACH, &a), EINVAL);
-		CHECK_ERR(publish(fd2, 0), EBADFD);
+		CHECK_ERR(ut_publish(fd2, 0, 0), EBADFD);
 		a.reserved = 0;
 		CHECK_OK(ioctl(fd2, old, &a));
-		CHECK_ERR(publish(fd2, 1), EINVAL);
+		CHECK_ERR(ut_publish(fd2, 1, 0), EINVAL);
 		close(fd2);
 	}
 
@@ -412,7 +385,7 @@ int main(void)
 		__u32 nid;
 		int pf;
 
-		fd2 = attach_restore("snap-high", rid, 0);
+		fd2 = ut_attach_restore("snap-high", rid, 0, NULL);
 		CHECK(fd2 >= 0, "restore attach: %s", strerror(errno));
 		close(fd2);
 		pf = ut_pool("snap-after", UNIQD_ATTACH_NEW);
@@ -428,11 +401,11 @@ int main(void)
 		__u32 next;
 		int k, found = 0;
 
-		fd2 = attach_restore("snap-hidden", rid, 0);
+		fd2 = ut_attach_restore("snap-hidden", rid, 0, NULL);
 		CHECK(fd2 >= 0, "restore attach: %s", strerror(errno));
 		CHECK(ut_pool("snap-hidden", UNIQD_ATTACH_EXISTING) == -1 &&
 		      errno == ENOENT, "found by name: %s", strerror(errno));
-		CHECK(attach_restore("snap-other", rid, 0) == -1 &&
+		CHECK(ut_attach_restore("snap-other", rid, 0, NULL) == -1 &&
 		      errno == EADDRINUSE, "same id: %s", strerror(errno));
 		k = uniqd_pools(NULL, rid, st, UNIQD_POOLS_MAX, &next);
 		for (i = 0; i < k; i++)
@@ -442,7 +415,7 @@ int main(void)
 		/* Someone takes the name meanwhile: the restore loses. */
 		i = ut_pool("snap-hidden", 0);
 		CHECK(i >= 0, "create: %s", strerror(errno));
-		CHECK_ERR(publish(fd2, 0), EEXIST);
+		CHECK_ERR(ut_publish(fd2, 0, 0), EEXIST);
 		close(i);
 		close(fd2);
 		pools_count(rid, &has);

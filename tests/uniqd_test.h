@@ -54,6 +54,41 @@ static inline int ut_attach(int fd, const char *name, __u32 flags)
 	return ut_attach_full(fd, name, flags, NULL);
 }
 
+/*
+ * ATTACH_RESTORE of @name as pool @id (plus @flags) on a new file, as
+ * uniqd_restore() does: the fd, or -1 with errno. @out (may be NULL) gets
+ * the struct as the kernel left it.
+ */
+static inline int ut_attach_restore(const char *name, __u32 id, __u32 flags,
+				    struct uniqd_attach *out)
+{
+	struct uniqd_attach a;
+	int fd = ut_open(), e;
+
+	if (!out)
+		out = &a;
+	memset(out, 0, sizeof(*out));
+	out->name = U64P(name);
+	out->name_len = strlen(name);
+	out->flags = UNIQD_ATTACH_RESTORE | flags;
+	out->pool_id = id;
+	if (fd >= 0 && !ioctl(fd, UNIQD_IOC_ATTACH, out))
+		return fd;
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	errno = e;
+	return -1;
+}
+
+/* PUBLISH of the restoring pool on @fd, with @flags and @reserved as given. */
+static inline int ut_publish(int fd, __u32 flags, __u32 reserved)
+{
+	struct uniqd_pool_publish p = { .flags = flags, .reserved = reserved };
+
+	return ioctl(fd, UNIQD_IOC_PUBLISH, &p);
+}
+
 /* A fresh fd attached to @name (created if absent), or -1. */
 static inline int ut_pool(const char *name, __u32 flags)
 {
