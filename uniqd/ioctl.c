@@ -18,7 +18,10 @@
 #include <linux/sched/signal.h>
 #include <linux/uaccess.h>
 
+#include "class.h"
+#include "entry.h"
 #include "keys.h"
+#include "map.h"
 #include "pool.h"
 #include "trace.h"
 #include "uniqd.h"
@@ -297,7 +300,7 @@ static int uniqd_ioc_resolve(struct uniqd_file *uf, struct uniqd_pool *pool,
 			     void *arg)
 {
 	struct uniqd_resolve *r = arg;
-	struct uniqd_rec *rec;
+	const struct uniqd_map_rec *rec;
 
 	if (r->reserved)
 		return -EINVAL;
@@ -319,8 +322,8 @@ static int uniqd_ioc_digest(struct uniqd_file *uf, struct uniqd_pool *pool,
 			    void *arg)
 {
 	struct uniqd_digest *d = arg;
+	const struct uniqd_map_rec *rec;
 	struct uniqd_kclass *cls;
-	struct uniqd_rec *rec;
 
 	rec = uniqd_resolve(pool, d->handle);
 	if (IS_ERR(rec))

@@ -45,12 +45,22 @@ static int uniqd_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* The file's part of mmap(): its pool; the pool's map does the rest. */
+static int uniqd_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct uniqd_pool *pool = uniqd_file_pool(file->private_data);
+
+	if (IS_ERR(pool))
+		return PTR_ERR(pool);
+	return uniqd_map_mmap(&pool->map, vma);
+}
+
 static const struct file_operations uniqd_fops = {
 	.owner		= THIS_MODULE,
 	.open		= uniqd_open,
 	.release	= uniqd_release,
 	.unlocked_ioctl	= uniqd_ioctl,
-	.mmap		= uniqd_map_mmap,
+	.mmap		= uniqd_mmap,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,
 };

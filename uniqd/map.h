@@ -11,7 +11,6 @@
 #include <linux/xarray.h>
 #include <uapi/linux/uniqd.h>
 
-struct file;
 struct vm_area_struct;
 struct uniqd_map_vm;
 
@@ -30,13 +29,18 @@ struct uniqd_map_vm;
 struct uniqd_map {
 	/*
 	 * Guards everything below but pages, hdr and the geometry, which
-	 * are set before the pool is published. Taken to allocate records and
-	 * entry pages and to add to the index; may sleep.
+	 * are set before the pool is published. The writers' lock of the one
+	 * table (entry.c): an entry is created, its record and handle slot
+	 * allocated and it is placed in the index under it. May sleep.
 	 */
 	struct mutex lock;
 	/* VMAs mapping the pool now (mmap, vm_ops open/close); no lock. */
 	atomic_t vmas;
-	/* pgoff -> struct page *, for the fault handler (read under RCU). */
+	/*
+	 * pgoff -> the page's kernel address (in the direct map, or in its
+	 * area's vmap()): the fault handler's pages and the kernel's own
+	 * reads of entries[] and records. Read under RCU, without the lock.
+	 */
 	struct xarray pages;
 	struct uniqd_map_header *hdr;	/* page 0, in the direct map */
 	pgoff_t map_pages;		/* hdr->map_size in pages */
@@ -54,9 +58,6 @@ struct uniqd_map {
 	u8 *chunk;			/* record chunk being filled, or NULL */
 	u32 chunk_used;			/* bytes of it handed out */
 	u64 chunk_off;			/* its offset in the mapping */
-	void *spare;			/* a loser's pages of its own */
-	u64 spare_off;
-	u32 spare_pages;
 
 	u64 *slots;			/* the current index array, or NULL */
 	u32 log2;			/* of its slots */
@@ -87,11 +88,26 @@ void uniqd_map_destroy(struct uniqd_map *m);
 void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n);
 int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 			const void *data, u32 len, struct uniqd_map_slot *s);
-bool uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s);
+bool uniqd_map_entry_unnew(struct uniqd_map *m, struct uniqd_map_slot *s);
 void uniqd_map_entry_publish(struct uniqd_map_slot *s);
-void uniqd_map_index_add(struct uniqd_map *m, u32 class_id, const void *data,
-			 u32 len, u32 idx);
+const struct uniqd_map_rec *uniqd_map_entry(struct uniqd_map *m, u32 idx);
+
+/* index.c: the one table's slots (see its design comment). */
+u64 uniqd_index_hash(struct uniqd_map *m, u32 class_id, const void *data,
+		     u32 len);
+u32 uniqd_index_find(struct uniqd_map *m, u64 hash, u32 class_id,
+		     const void *data, u32 len, bool *full);
+/*
+ * Called by a growth for each entry the new array leaves out that the old
+ * one held: it must become findable another way (entry.c's kernel-only
+ * table) or the growth fails with its errno.
+ */
+typedef int (*uniqd_index_out_fn)(void *ctx, u32 idx);
+u64 *uniqd_index_reserve(struct uniqd_map *m, u64 hash,
+			 uniqd_index_out_fn out, void *ctx);
+void uniqd_index_set(struct uniqd_map *m, u64 *slot, u64 hash, u32 idx);
+void uniqd_index_left_out(struct uniqd_map *m, u64 hash, u32 idx);
 void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st);
-int uniqd_map_mmap(struct file *file, struct vm_area_struct *vma);
+int uniqd_map_mmap(struct uniqd_map *m, struct vm_area_struct *vma);
 
 #endif /* UNIQD_MAP_H */

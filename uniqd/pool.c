@@ -127,15 +127,27 @@ static bool uniqd_pool_may_attach(const struct uniqd_pool *pool, u32 flags)
 	return (flags & UNIQD_ATTACH_OVERRIDE) && capable(CAP_DAC_OVERRIDE);
 }
 
+/* Pool teardown: no file is attached, so no reader or writer remains. */
+static void uniqd_pool_classes_free(struct uniqd_pool *pool)
+{
+	struct uniqd_kclass *cls;
+	unsigned long id;
+
+	xa_for_each(&pool->classes, id, cls) {
+		uniqd_table_destroy(&cls->table);
+		kfree(cls);
+		cond_resched();
+	}
+	xa_destroy(&pool->classes);
+}
+
 /* Frees what uniqd_pool_new() got, complete or not. */
 static void uniqd_pool_free(struct uniqd_pool *pool)
 {
 	/* Everything it charged to anyone, the pool itself included. */
 	uniqd_quota_release(pool);
-	uniqd_classes_free(pool);
-	xa_destroy(&pool->entries);
+	uniqd_pool_classes_free(pool);
 	uniqd_table_destroy(&pool->names);
-	uniqd_arena_destroy(&pool->arena);
 	uniqd_map_destroy(&pool->map);
 	if (!IS_ERR_OR_NULL(pool->hash_tfm))
 		uniqd_keys_tfm_free(pool->hash_tfm);
@@ -166,10 +178,8 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	pool->max_bytes = req->max_bytes ?: uniqd_max_pool_bytes;
 	pool->max_entries = req->max_entries ?: uniqd_max_pool_entries;
 	pool->max_classes = req->max_classes ?: uniqd_max_pool_classes;
-	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	xa_init_flags(&pool->classes, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	mutex_init(&pool->class_mutex);
-	uniqd_arena_init(&pool->arena);
 	atomic64_set(&pool->arena_bytes, 0);
 	atomic64_set(&pool->nr_entries, 0);
 	atomic64_set(&pool->content_bytes, 0);

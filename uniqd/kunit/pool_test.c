@@ -17,6 +17,9 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
+#include "class.h"
+#include "entry.h"
+#include "map.h"
 #include "pool.h"
 #include "uniqd_kunit.h"
 
@@ -129,11 +132,10 @@ static struct uniqd_stats uk_stats(struct uniqd_pool *pool)
 static void uk_expect_rec(struct kunit *test, struct uniqd_pool *pool,
 			  u64 handle, u32 class_id, const void *data, u32 len)
 {
-	struct uniqd_rec *rec = uniqd_resolve(pool, handle);
+	const struct uniqd_map_rec *rec = uniqd_resolve(pool, handle);
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, rec);
 	KUNIT_EXPECT_EQ(test, rec->class_id, class_id);
-	KUNIT_EXPECT_EQ(test, rec->idx, (u32)handle);
 	KUNIT_ASSERT_EQ(test, rec->len, len);
 	KUNIT_EXPECT_MEMEQ(test, rec->data, data, len);
 }
@@ -361,7 +363,7 @@ static void class_limit_max_classes(struct kunit *test)
 }
 
 /*
- * Class names take arena bytes too: 200-byte names take 232 each, 17 of
+ * Class names take record bytes (max_bytes) too: 200-byte names take 232 each, 17 of
  * them 3944 of 4096 bytes; the 18th is refused, a 1-byte name (40) fits.
  */
 static void class_limit_max_bytes(struct kunit *test)
@@ -545,8 +547,9 @@ static void intern_bad_pointer(struct kunit *test)
 }
 
 /*
- * 2000 entries in one class: its table grows 64 -> 4096 buckets; handles are
- * dense and every one still resolves and is found again.
+ * 2000 entries in one class: the one table (the mapped index) grows 1024 ->
+ * 4096 slots and the class's kernel-only table stays at its 64 buckets;
+ * handles are dense and every one still resolves and is found again.
  */
 static void intern_level2_growth(struct kunit *test)
 {
@@ -568,8 +571,10 @@ static void intern_level2_growth(struct kunit *test)
 		content += len;
 	}
 	uk_table_settle(&cls->table);
-	KUNIT_EXPECT_EQ(test, uniqd_table_size(&cls->table), 4096U);
-	KUNIT_EXPECT_EQ(test, uk_stats(pool).table_slots, 4096ULL);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).index_slots, 4096ULL);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).map_indexed +
+			      uk_stats(pool).map_overflow, (u64)n);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).table_slots, 64ULL);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, (u64)n);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).bytes, content);
 	for (k = 0; k < n; k++) {
@@ -581,10 +586,11 @@ static void intern_level2_growth(struct kunit *test)
 	}
 }
 
-/* Contents beyond the stack copy and beyond an arena chunk's share. */
+/* Contents beyond the stack copy and beyond a record chunk's share. */
 static void intern_big_content(struct kunit *test)
 {
-	static const u32 lens[] = { 256, 257, 4096, UNIQD_ARENA_BIG + 1,
+	static const u32 lens[] = { 256, 257, 4096,
+				    (UNIQD_MAP_CHUNK_PAGES << PAGE_SHIFT) / 8 + 1,
 				    65536 };
 	struct uniqd_pool *pool = uk_pool(test, "big", 0, 0, 0);
 	struct uniqd_kclass *cls = uk_class(test, pool, "c");
@@ -661,7 +667,7 @@ static void limit_max_entries(struct kunit *test)
 }
 
 /*
- * max_bytes counts arena bytes exactly: a 100-byte content takes 136, the
+ * max_bytes counts record bytes exactly: a 100-byte content takes 136, the
  * class name 40; after 29 of them 112 bytes are left, which an 80-byte
  * content fills to the byte and nothing, not even the empty content, fits.
  */
