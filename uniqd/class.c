@@ -94,11 +94,9 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 		goto uncharge;
 	cls->pool = pool;
 	atomic64_set(&cls->entries, 0);
-	if (uniqd_table_init(&cls->table))
-		goto free_cls;
 	rec = kmalloc(sizeof(*rec) + len, GFP_KERNEL_ACCOUNT);
 	if (!rec)
-		goto free_table;
+		goto free_cls;
 
 	/* Reserve the id: xa_load() sees NULL until the class is complete. */
 	ret = xa_alloc(&pool->classes, &cid, NULL,
@@ -128,6 +126,9 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 	/* Nobody else registers names: class_mutex is held. */
 	WARN_ON_ONCE(got != rec);
 	atomic_inc(&pool->nr_classes);
+	atomic64_add(kmalloc_size_roundup(sizeof(*cls)) +
+		     kmalloc_size_roundup(sizeof(*rec) + len),
+		     &pool->kernel_bytes);
 	*id = cid;
 	*created = true;
 	ret = 0;
@@ -135,8 +136,6 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 
 free_rec:
 	kfree(rec);
-free_table:
-	uniqd_table_destroy(&cls->table);
 free_cls:
 	kfree(cls);
 uncharge:

@@ -6,7 +6,7 @@
  * slot entries[idx] and its slot in the mapped index (index.c), the one
  * table that the kernel and every process probe. Beside it the kernel keeps
  * only what the index cannot hold: in each class's kernel-only table
- * (cls->table, keyed by BLAKE3 under the pool's secret key), the entries
+ * (cls->left_out, keyed by BLAKE3 under the pool's secret key), the entries
  * whose probe window was full. Keys crafted to collide under the public
  * index hash thus cost every call bounded work: at most UNIQD_MAP_PROBE
  * slots, then one keyed hash and a table the attacker cannot aim at.
@@ -60,6 +60,7 @@ static int uniqd_ekey_khash(struct uniqd_pool *pool, struct uniqd_ekey *k)
 static int uniqd_entry_find(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 			    struct uniqd_ekey *k, u32 *idx)
 {
+	struct uniqd_table *t;
 	struct uniqd_rec *rec;
 	bool full;
 	int ret;
@@ -68,10 +69,14 @@ static int uniqd_entry_find(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 				&full);
 	if (*idx || !full)
 		return 0;
+	/* Pairs with the release in uniqd_entry_kernel(). */
+	t = smp_load_acquire(&cls->left_out);
+	if (!t)
+		return 0;
 	ret = uniqd_ekey_khash(pool, k);
 	if (ret)
 		return ret;
-	rec = uniqd_table_find(&cls->table, k->khash, k->data, k->len);
+	rec = uniqd_table_find(t, k->khash, k->data, k->len);
 	*idx = rec ? rec->idx : 0;
 	return 0;
 }
@@ -92,8 +97,24 @@ static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
 			      const u8 *data, u32 len,
 			      struct uniqd_map_slot *slot)
 {
+	struct uniqd_pool *pool = cls->pool;
+	struct uniqd_table *t = cls->left_out;
 	struct uniqd_rec *rec, *got;
 
+	lockdep_assert_held(&pool->map.lock);
+	if (!t) {
+		t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+		if (!t)
+			return -ENOMEM;
+		if (uniqd_table_init(t)) {
+			kfree(t);
+			return -ENOMEM;
+		}
+		/* Pairs with the acquire in uniqd_entry_find(). */
+		smp_store_release(&cls->left_out, t);
+		atomic64_add(kmalloc_size_roundup(sizeof(*t)),
+			     &pool->kernel_bytes);
+	}
 	rec = kmalloc(sizeof(*rec), GFP_KERNEL_ACCOUNT);
 	if (!rec)
 		return -ENOMEM;
@@ -101,10 +122,13 @@ static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
 	rec->class_id = cls->id;
 	rec->len = len;
 	rec->data = data;
-	got = uniqd_table_insert(&cls->table, khash, rec,
+	got = uniqd_table_insert(t, khash, rec,
 				 slot ? uniqd_entry_publish : NULL, slot);
-	if (got == rec)
+	if (got == rec) {
+		atomic64_add(kmalloc_size_roundup(sizeof(*rec)),
+			     &pool->kernel_bytes);
 		return 0;
+	}
 	kfree(rec);
 	return PTR_ERR_OR_ZERO(got);
 }

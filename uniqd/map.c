@@ -373,6 +373,8 @@ void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st)
 	st->map_overflow = m->overflow;
 	st->index_slots = m->slots ? 1ULL << m->log2 : 0;
 	st->index_bytes = m->index_bytes;
+	/* The list of entries to place again is kernel memory too. */
+	st->kernel_bytes += (u64)m->spill_cap * sizeof(*m->spill);
 	mutex_unlock(&m->lock);
 }
 

@@ -134,7 +134,10 @@ static void uniqd_pool_classes_free(struct uniqd_pool *pool)
 	unsigned long id;
 
 	xa_for_each(&pool->classes, id, cls) {
-		uniqd_table_destroy(&cls->table);
+		if (cls->left_out) {
+			uniqd_table_destroy(cls->left_out);
+			kfree(cls->left_out);
+		}
 		kfree(cls);
 		cond_resched();
 	}
@@ -181,6 +184,7 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	xa_init_flags(&pool->classes, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	mutex_init(&pool->class_mutex);
 	atomic64_set(&pool->arena_bytes, 0);
+	atomic64_set(&pool->kernel_bytes, 0);
 	atomic64_set(&pool->nr_entries, 0);
 	atomic64_set(&pool->content_bytes, 0);
 	atomic_set(&pool->nr_classes, 0);
@@ -379,8 +383,11 @@ void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
 		st->misses += READ_ONCE(s->misses);
 	}
 	xa_for_each(&pool->classes, id, cls) {
-		u32 slots = uniqd_table_size(&cls->table);
+		struct uniqd_table *t = smp_load_acquire(&cls->left_out);
+		u32 slots = t ? uniqd_table_size(t) : 0;
 
+		if (!t)
+			continue;
 		st->table_slots += slots;
 		st->table_bytes += uniqd_table_bytes(slots);
 	}
@@ -389,6 +396,7 @@ void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
 	st->entries = atomic64_read(&pool->nr_entries);
 	st->bytes = atomic64_read(&pool->content_bytes);
 	st->arena_bytes = atomic64_read(&pool->arena_bytes);
+	st->kernel_bytes = atomic64_read(&pool->kernel_bytes);
 	st->max_bytes = pool->max_bytes;
 	st->max_entries = pool->max_entries;
 	st->classes = atomic_read(&pool->nr_classes);

@@ -28,7 +28,11 @@ struct ipc_namespace;
  * (Not "struct uniqd_class": the uapi header has that name.)
  */
 struct uniqd_kclass {
-	struct uniqd_table table;	/* its entries the index left out */
+	/*
+	 * Its entries the index left out: NULL until the first one. Set
+	 * once under map.lock with release; read with acquire, no lock.
+	 */
+	struct uniqd_table *left_out;
 	struct uniqd_pool *pool;
 	u32 id;
 	struct uniqd_rec *name;		/* data = the name, idx = id */
@@ -74,6 +78,8 @@ struct uniqd_pool {
 	struct uniqd_map map;
 
 	atomic64_t arena_bytes;		/* reserved record bytes (max_bytes) */
+	/* kmalloc()ed: classes, names, kernel-only records (STATS) */
+	atomic64_t kernel_bytes;
 	/* Entries, hence the last handle's index: grows under map.lock. */
 	atomic64_t nr_entries;
 	atomic64_t content_bytes;

@@ -203,6 +203,8 @@ struct uniqd_stats {
 	__u64 map_overflow;	/* entries left out of it (probe window full) */
 	__u64 index_slots;	/* slots of the current mapped index */
 	__u64 index_bytes;	/* every index array, the retired ones too */
+	/* Since UNIQD_MAP_VERSION's one table (1.6): */
+	__u64 kernel_bytes;	/* kmalloc()ed: classes, names, left-out entries */
 };
 
 /* STATS as ABI 1 first published it (up to attached); still accepted. */
