@@ -383,11 +383,13 @@ void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
 		st->misses += READ_ONCE(s->misses);
 	}
 	xa_for_each(&pool->classes, id, cls) {
+		/* Pairs with the release in uniqd_entry_kernel(). */
 		struct uniqd_table *t = smp_load_acquire(&cls->left_out);
-		u32 slots = t ? uniqd_table_size(t) : 0;
+		u32 slots;
 
 		if (!t)
 			continue;
+		slots = uniqd_table_size(t);
 		st->table_slots += slots;
 		st->table_bytes += uniqd_table_bytes(slots);
 	}

@@ -548,7 +548,8 @@ static void intern_bad_pointer(struct kunit *test)
 
 /*
  * 2000 entries in one class: the one table (the mapped index) grows 1024 ->
- * 4096 slots and the class's kernel-only table stays at its 64 buckets;
+ * 4096 slots, and the class has a kernel-only table only if a full window
+ * left one of its entries out;
  * handles are dense and every one still resolves and is found again.
  */
 static void intern_level2_growth(struct kunit *test)
