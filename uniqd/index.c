@@ -25,9 +25,11 @@
  * The array doubles when more than half full. The new one is built aside
  * from the old one's slots (a slot holds its tag, hence its home at any
  * size), then published as one word, header.index, with release: the
- * kernel reads the same word as processes do. The old array stays mapped
- * and unchanged until the pool is freed: a reader that loaded the old word
- * still probes a consistent array, which can only miss what came since.
+ * kernel reads the same word as processes do. Then the old array is given
+ * back (uniqd_map_free()): a process that loaded the old word reads zeroes
+ * there, empty slots, which only send it to the ioctl; a kernel reader
+ * holds rcu_read_lock() from the word to its last slot, and one that finds
+ * the old pages gone loads the word again, which is the new one by then.
  *
  * Writers hold map->lock; entries are placed after their handle resolves
  * (entries[idx] published), so a reader that finds a slot always finds its
@@ -35,6 +37,7 @@
  */
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -55,16 +58,28 @@ u64 uniqd_index_hash(struct uniqd_map *m, u32 class_id, const void *data,
 			     class_id, data, len);
 }
 
-/* The current array and its log2, as header.index says; NULL if none yet. */
+/*
+ * The current array and its log2, as header.index says; NULL if none yet.
+ * Under rcu_read_lock(): the array stays until the caller leaves it.
+ */
 static const u64 *uniqd_index_current(struct uniqd_map *m, u32 *log2)
 {
-	/* Pairs with the release in uniqd_index_grow(): the slots are whole. */
-	u64 w = smp_load_acquire(&m->hdr->index);
+	const u64 *slots;
+	u64 w;
 
-	if (!w)
-		return NULL;
-	*log2 = UNIQD_MAP_INDEX_LOG2(w);
-	return xa_load(&m->pages, UNIQD_MAP_INDEX_OFF(w) >> PAGE_SHIFT);
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "uniqd index read without RCU");
+	for (;;) {
+		/* Pairs with the release in uniqd_index_grow(): slots whole. */
+		w = smp_load_acquire(&m->hdr->index);
+		if (!w)
+			return NULL;
+		*log2 = UNIQD_MAP_INDEX_LOG2(w);
+		slots = xa_load(&m->pages, UNIQD_MAP_INDEX_OFF(w) >> PAGE_SHIFT);
+		if (slots)
+			return slots;
+		/* Given back since: a newer word was published before. */
+		cpu_relax();
+	}
 }
 
 /*
@@ -76,14 +91,15 @@ static const u64 *uniqd_index_current(struct uniqd_map *m, u32 *log2)
 u32 uniqd_index_find(struct uniqd_map *m, u64 hash, u32 class_id,
 		     const void *data, u32 len, bool *full)
 {
-	u32 tag = hash >> 32, log2 = 0, i;
+	u32 tag = hash >> 32, log2 = 0, i, idx = 0;
 	const u64 *slots;
 	u64 mask;
 
 	*full = true;
+	rcu_read_lock();
 	slots = uniqd_index_current(m, &log2);
 	if (!slots)
-		return 0;
+		goto out;
 	mask = (1ULL << log2) - 1;
 	for (i = 0; i < UNIQD_MAP_PROBE; i++) {
 		/* Pairs with uniqd_index_set(): entries[idx] is published. */
@@ -92,18 +108,22 @@ u32 uniqd_index_find(struct uniqd_map *m, u64 hash, u32 class_id,
 
 		if (!v) {
 			*full = false;
-			return 0;
+			break;
 		}
 		if ((u32)(v >> 32) != tag)
 			continue;
+		/* Records are never freed: only the slots need RCU. */
 		r = uniqd_map_entry(m, (u32)v);
 		if (r && r->class_id == class_id && r->len == len &&
 		    !memcmp(r->data, data, len)) {
 			*full = false;
-			return (u32)v;
+			idx = (u32)v;
+			break;
 		}
 	}
-	return 0;
+out:
+	rcu_read_unlock();
+	return idx;
 }
 
 /* The first empty slot of @tag's window in @slots (2^@log2), or NULL. */
@@ -161,7 +181,7 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2,
 	unsigned int n = DIV_ROUND_UP(bytes, PAGE_SIZE);
 	u32 id = m->hdr->handle_base >> 32, old = m->slots ? m->log2 : 0;
 	u32 j, left = 0, spilled = m->nspill;
-	pgoff_t pg = m->index_next;
+	pgoff_t pg = m->index_next, old_pg = m->slots_pg;
 	u64 *slots, *s, i, kept = 0;
 	int ret = -ENOSPC;
 
@@ -174,7 +194,7 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2,
 	if (!slots)
 		goto out;
 	/* Not reused if this growth fails: readers may have faulted them. */
-	m->index_next += n;
+	WRITE_ONCE(m->index_next, m->index_next + n);
 	m->index_bytes += bytes;
 	for (i = 0; m->slots && i < 1ULL << m->log2; i++) {
 		u64 v = m->slots[i];
@@ -218,9 +238,15 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2,
 	m->overflow -= kept - m->indexed;
 	m->indexed = kept;
 	m->slots = slots;
+	m->slots_pg = pg;
 	m->log2 = log2;
 	/* The new slots are written: readers may take the new array. */
 	smp_store_release(&m->hdr->index, (u64)pg << PAGE_SHIFT | log2);
+	if (old) {
+		bytes = sizeof(u64) << old;
+		uniqd_map_free(m, old_pg, DIV_ROUND_UP(bytes, PAGE_SIZE));
+		m->index_bytes -= bytes;
+	}
 	ret = 0;
 out:
 	trace_uniqd_index_grow(id, old, log2, m->indexed, ret);

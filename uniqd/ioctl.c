@@ -139,6 +139,8 @@ static int uniqd_ioc_attach(struct uniqd_file *uf, struct uniqd_pool *unused,
 	ret = uniqd_pool_attach(&req, &pool, &created);
 	if (ret)
 		goto unlock;
+	/* Before anything can map it through this file. */
+	uniqd_map_user_add(&pool->map, &uf->map_user, uf->map_user.mapping);
 	/* Set once; pairs with the acquire in uniqd_ioctl(). */
 	smp_store_release(&uf->pool, pool);
 

@@ -28,6 +28,8 @@ static int uniqd_open(struct inode *inode, struct file *file)
 	if (!uf)
 		return -ENOMEM;
 	mutex_init(&uf->attach_lock);
+	/* Where this file's mappings are: the device inode's address space. */
+	uf->map_user.mapping = file->f_mapping;
 	file->private_data = uf;
 	return 0;
 }
@@ -38,6 +40,7 @@ static int uniqd_release(struct inode *inode, struct file *file)
 
 	if (uf->pool) {
 		trace_uniqd_detach(uf->pool->id);
+		uniqd_map_user_del(&uf->pool->map, &uf->map_user);
 		uniqd_pool_put(uf->pool);
 	}
 	mutex_destroy(&uf->attach_lock);

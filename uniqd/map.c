@@ -13,9 +13,11 @@
  * (GFP_KERNEL_ACCOUNT | __GFP_ZERO), entered in m->pages, and mapped into
  * processes lazily by uniqd_map_fault(). Multi-page areas (64 KiB record
  * chunks, records larger than 8 KiB, index arrays) are also vmap()ed so
- * that the kernel sees them contiguous. Nothing is ever unmapped, moved or
- * freed before the pool: a mapping never needs to be zapped, and a reader
- * holding an old offset still reads what it read before.
+ * that the kernel sees them contiguous. Records and entries[] are never
+ * unmapped, moved or freed before the pool: a reader holding an offset
+ * still reads what it read before. Only a retired index array is given
+ * back (uniqd_map_free()): it is unmapped from every process, and a reader
+ * that still goes there reads a page of zeroes, which is only a miss.
  *
  * Only uapi structures, content and zeroes are ever written to these pages:
  * no pointer, no kernel hash, no secret (Documentation/design.rst).
@@ -109,6 +111,79 @@ free_array:
 	return NULL;
 }
 
+/*
+ * Give back the @n pages at @pg, one area of uniqd_map_alloc() (@n > 1)
+ * that no published word leads to any more. New faults there map the zero
+ * page; what processes mapped is unmapped (in every address space a file
+ * of the pool was opened in, which also drops other pools' pages at these
+ * offsets: they only fault again); kernel readers and faults that loaded
+ * the pages under RCU are done with them after a grace period. A page a
+ * process faulted in just before the unmap keeps its reference: it is
+ * freed when that mapping goes, and reads as the old, consistent array.
+ */
+void uniqd_map_free(struct uniqd_map *m, pgoff_t pg, unsigned int n)
+{
+	struct uniqd_map_vm **pp, *vm;
+	struct address_space *last = NULL;
+	struct uniqd_map_user *u;
+	unsigned int i;
+	void *addr;
+
+	lockdep_assert_held(&m->lock);
+	addr = xa_load(&m->pages, pg);
+	for (i = 0; i < n; i++)
+		xa_erase(&m->pages, pg + i);
+	mutex_lock(&m->users_lock);
+	/* Files opened in one address space are kept next to each other. */
+	list_for_each_entry(u, &m->users, node) {
+		if (u->mapping == last)
+			continue;
+		last = u->mapping;
+		unmap_mapping_range(u->mapping, (loff_t)pg << PAGE_SHIFT,
+				    (loff_t)n << PAGE_SHIFT, 0);
+	}
+	mutex_unlock(&m->users_lock);
+	synchronize_rcu();
+	for (pp = &m->vms; (vm = *pp); pp = &vm->next) {
+		if (vm->addr == addr) {
+			*pp = vm->next;
+			break;
+		}
+	}
+	if (WARN_ON_ONCE(!vm))
+		return;
+	vfree(addr);
+	kfree(vm);
+	m->bytes -= (u64)n << PAGE_SHIFT;
+}
+
+/* A file attached to the pool: its mappings are unmapped on give-back. */
+void uniqd_map_user_add(struct uniqd_map *m, struct uniqd_map_user *u,
+			struct address_space *mapping)
+{
+	struct uniqd_map_user *v;
+
+	u->mapping = mapping;
+	mutex_lock(&m->users_lock);
+	list_for_each_entry(v, &m->users, node) {
+		if (v->mapping == mapping) {
+			list_add(&u->node, &v->node);
+			goto unlock;
+		}
+	}
+	list_add_tail(&u->node, &m->users);
+unlock:
+	mutex_unlock(&m->users_lock);
+}
+
+/* Its last reference is going: no VMA of it is left. */
+void uniqd_map_user_del(struct uniqd_map *m, struct uniqd_map_user *u)
+{
+	mutex_lock(&m->users_lock);
+	list_del(&u->node);
+	mutex_unlock(&m->users_lock);
+}
+
 /* The page behind a kernel address of the mapping. */
 static struct page *uniqd_map_addr_page(const void *addr)
 {
@@ -128,6 +203,8 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	u64 entries_pages, index_pages, records_pages, slots;
 
 	mutex_init(&m->lock);
+	mutex_init(&m->users_lock);
+	INIT_LIST_HEAD(&m->users);
 	xa_init(&m->pages);
 
 	/*
@@ -156,6 +233,10 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	m->index_next = m->index_pg;
 	m->records_next = m->records_pg;
 
+	m->zero = (void *)get_zeroed_page(GFP_KERNEL_ACCOUNT);
+	if (!m->zero)
+		return -ENOMEM;
+	m->bytes = PAGE_SIZE;
 	mutex_lock(&m->lock);
 	h = uniqd_map_page(m, 0);
 	mutex_unlock(&m->lock);
@@ -194,8 +275,11 @@ void uniqd_map_destroy(struct uniqd_map *m)
 	 * failed: nothing was stored, and the lock and xarray may not even be
 	 * initialised (lockdep would complain about their keys).
 	 */
+	if (m->zero)
+		free_page((unsigned long)m->zero);
 	if (!m->hdr)
 		return;
+	WARN_ON_ONCE(!list_empty(&m->users));
 	/*
 	 * A page someone still pins (a read-only GUP) is freed by them:
 	 * put_page() here, __free_page() in vfree(), drop only our reference.
@@ -213,6 +297,7 @@ void uniqd_map_destroy(struct uniqd_map *m)
 		cond_resched();
 	}
 	kvfree(m->spill);
+	mutex_destroy(&m->users_lock);
 	mutex_destroy(&m->lock);
 }
 
@@ -392,11 +477,19 @@ static vm_fault_t uniqd_map_fault(struct vm_fault *vmf)
 	if (pg >= m->map_pages)
 		return VM_FAULT_SIGBUS;
 	pg = array_index_nospec(pg, m->map_pages);
+	/* Until the page is held: uniqd_map_free() waits for a grace period. */
+	rcu_read_lock();
 	addr = xa_load(&m->pages, pg);
-	if (!addr)
+	/* A retired index array reads as empty. */
+	if (!addr && pg >= m->index_pg && pg < READ_ONCE(m->index_next))
+		addr = m->zero;
+	if (!addr) {
+		rcu_read_unlock();
 		return VM_FAULT_SIGBUS;
+	}
 	page = uniqd_map_addr_page(addr);
 	get_page(page);
+	rcu_read_unlock();
 	vmf->page = page;
 	return 0;
 }

@@ -6,13 +6,26 @@
 #ifndef UNIQD_MAP_H
 #define UNIQD_MAP_H
 
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
 #include <uapi/linux/uniqd.h>
 
+struct address_space;
 struct vm_area_struct;
 struct uniqd_map_vm;
+
+/*
+ * A file attached to the pool, as the map knows it: the address space its
+ * mappings of the pool are in, so that pages given back (a retired index
+ * array) can be unmapped from every process. Embedded in the file's
+ * struct uniqd_file: every VMA of the pool holds such a file.
+ */
+struct uniqd_map_user {
+	struct list_head node;		/* in uniqd_map.users */
+	struct address_space *mapping;
+};
 
 /* Records of up to 1/8 of a chunk are bump-allocated in 64 KiB chunks. */
 #define UNIQD_MAP_CHUNK_PAGES	16U
@@ -37,6 +50,14 @@ struct uniqd_map {
 	/* VMAs mapping the pool now (mmap, vm_ops open/close); no lock. */
 	atomic_t vmas;
 	/*
+	 * Guards users, the attached files. Taken under lock (to unmap a
+	 * retired index array), never the other way round.
+	 */
+	struct mutex users_lock;
+	struct list_head users;
+	/* Mapped for any page of a retired index array: reads as empty. */
+	void *zero;
+	/*
 	 * pgoff -> the page's kernel address (in the direct map, or in its
 	 * area's vmap()): the fault handler's pages and the kernel's own
 	 * reads of entries[] and records. Read under RCU, without the lock.
@@ -52,7 +73,8 @@ struct uniqd_map {
 	pgoff_t records_pages;
 
 	pgoff_t entries_next;		/* next entries page to allocate */
-	pgoff_t index_next;		/* next free page of the index region */
+	/* Next free page of the index region; read by faults, no lock. */
+	pgoff_t index_next;
 	pgoff_t records_next;		/* and of the record region */
 
 	u8 *chunk;			/* record chunk being filled, or NULL */
@@ -60,6 +82,7 @@ struct uniqd_map {
 	u64 chunk_off;			/* its offset in the mapping */
 
 	u64 *slots;			/* the current index array, or NULL */
+	pgoff_t slots_pg;		/* its first page */
 	u32 log2;			/* of its slots */
 	u64 indexed;			/* entries in it */
 	u64 overflow;			/* entries left out of it */
@@ -67,7 +90,7 @@ struct uniqd_map {
 	u64 *spill;
 	u32 nspill;
 	u32 spill_cap;
-	u64 index_bytes;		/* every index array so far */
+	u64 index_bytes;		/* index arrays not given back */
 	u64 bytes;			/* pages allocated, in bytes */
 
 	struct uniqd_map_vm *vms;	/* kernel mappings of multi-page areas */
@@ -86,6 +109,10 @@ struct uniqd_map_slot {
 int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries);
 void uniqd_map_destroy(struct uniqd_map *m);
 void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n);
+void uniqd_map_free(struct uniqd_map *m, pgoff_t pg, unsigned int n);
+void uniqd_map_user_add(struct uniqd_map *m, struct uniqd_map_user *u,
+			struct address_space *mapping);
+void uniqd_map_user_del(struct uniqd_map *m, struct uniqd_map_user *u);
 int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 			const void *data, u32 len, struct uniqd_map_slot *s);
 bool uniqd_map_entry_unnew(struct uniqd_map *m, struct uniqd_map_slot *s);
