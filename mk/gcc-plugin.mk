@@ -29,8 +29,7 @@ UNINSTALL_FILES += $(GCC_PLUGIN_DIR)/uniqd.so
 .PHONY: gcc-plugin install-gcc-plugin
 gcc-plugin: $(GCC_PLUGIN_SO)
 
-$(B)/gcc-plugin/%.o: tools/gcc-plugin/%.cc $(wildcard tools/gcc-plugin/*.h) $(LIBUNIQD_HDRS) mk/gcc-plugin.mk \
-		$(LIBUNIQD_DIR)/hash.h
+$(B)/gcc-plugin/%.o: tools/gcc-plugin/%.cc $(wildcard tools/gcc-plugin/*.h) $(LIBUNIQD_HDRS) mk/gcc-plugin.mk
 	@mkdir -p $(dir $@)
 	$(CXX) $(GCC_PLUGIN_CXXFLAGS) -c $< -o $@
 

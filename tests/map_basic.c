@@ -44,6 +44,7 @@ static int scan_header(const struct ut_map *m, __u64 page)
 int main(int argc, char **argv)
 {
 	static __u64 handles[NKEYS];
+	__u64 h0 = 0;
 	long page = sysconf(_SC_PAGESIZE);
 	struct uniqd_stats st;
 	struct ut_map m;
@@ -80,8 +81,6 @@ int main(int argc, char **argv)
 	}
 
 	th_case("the header describes the pool") {
-		__u64 h0;
-
 		CHECK_OK(ut_map(fd, &m));
 		CHECK_OK(ut_intern(fd, cls, "first", 5, &h0, NULL));
 		CHECK_OK(ut_stats(fd, &st));
@@ -103,6 +102,42 @@ int main(int argc, char **argv)
 		CHECK(ut_map_find(&m, cls, "first", 5) == h0, "not found");
 		CHECK(!ut_map_find(&m, cls2, "first", 5), "found in another class");
 		CHECK(!ut_map_find(&m, cls, "firsT", 5), "false hit");
+	}
+
+	th_case("a retired index array is given back and reads as empty") {
+		__u64 w0 = UT_ACQ(&m.h->index), w1, sum = 0, nslots;
+		const volatile __u64 *old;
+
+		nslots = 1ULL << UNIQD_MAP_INDEX_LOG2(w0);
+		old = (const volatile __u64 *)(m.base + UNIQD_MAP_INDEX_OFF(w0));
+		/* Its pages are mapped here before the growth retires it. */
+		for (__u64 s = 0; s < nslots; s++)
+			sum += old[s];
+		CHECK(sum && ut_map_find_in(&m, w0, cls, "first", 5) == h0,
+		      "first array: no entry");
+		for (i = 0; i < NKEYS; i++) {
+			char *k = key(i, buf);
+
+			CHECK_OK(ut_intern(fd, i & 1 ? cls2 : cls, k, strlen(k),
+					   &handles[i], NULL));
+		}
+		w1 = UT_ACQ(&m.h->index);
+		CHECK(w1 != w0, "the index did not grow");
+		/* A reader still holding the old word: only misses. */
+		sum = 0;
+		for (__u64 s = 0; s < nslots; s++)
+			sum |= old[s];
+		CHECK(!sum, "the retired array still reads %#llx",
+		      (unsigned long long)sum);
+		CHECK(!ut_map_find_in(&m, w0, cls, "first", 5) &&
+		      ut_map_find(&m, cls, "first", 5) == h0,
+		      "old word finds, or new word misses");
+		CHECK_OK(ut_stats(fd, &st));
+		CHECK(st.index_bytes == 8ULL << UNIQD_MAP_INDEX_LOG2(w1) &&
+		      st.index_slots == 1ULL << UNIQD_MAP_INDEX_LOG2(w1),
+		      "index_bytes %llu, slots %llu: retired arrays kept",
+		      (unsigned long long)st.index_bytes,
+		      (unsigned long long)st.index_slots);
 	}
 
 	th_case("every entry is found through the mapping, equal to RESOLVE") {
@@ -179,8 +214,15 @@ int main(int argc, char **argv)
 		for (__u64 x = st.entries + 1; x < ne; x++)
 			bad += e[x] != 0;
 		bad += e[0] != 0;
-		/* Index arrays, the retired ones too: slots that are empty or right. */
-		for (__u64 o = 0; o < st.index_bytes; o += 8) {
+		/*
+		 * Index arrays up to the current one's end (the retired ones
+		 * read as zero): slots that are empty or right.
+		 */
+		__u64 iw = UT_ACQ(&h->index);
+		__u64 iend = UNIQD_MAP_INDEX_OFF(iw) + (8ULL << UNIQD_MAP_INDEX_LOG2(iw)) -
+			     h->index_off;
+
+		for (__u64 o = 0; o < iend; o += 8) {
 			__u64 v = *(const __u64 *)(m.base + h->index_off + o);
 			const struct uniqd_map_rec *r;
 

@@ -61,12 +61,12 @@ static inline const struct uniqd_map_rec *ut_map_rec(const struct ut_map *m,
 	return off ? (const struct uniqd_map_rec *)(m->base + off) : NULL;
 }
 
-/* The handle of (@cls, @data) found through the index, or 0. */
-static inline __u64 ut_map_find(const struct ut_map *m, __u32 cls,
-				const void *data, __u32 len)
+/* The handle of (@cls, @data) found through index word @w, or 0. */
+static inline __u64 ut_map_find_in(const struct ut_map *m, __u64 w, __u32 cls,
+				   const void *data, __u32 len)
 {
-	__u64 w = UT_ACQ(&m->h->index), h, mask;
 	const __u64 *slots;
+	__u64 h, mask;
 	__u32 tag;
 
 	if (!w)
@@ -90,6 +90,13 @@ static inline __u64 ut_map_find(const struct ut_map *m, __u32 cls,
 			return m->h->handle_base | (__u32)v;
 	}
 	return 0;
+}
+
+/* The handle of (@cls, @data) found through the current index, or 0. */
+static inline __u64 ut_map_find(const struct ut_map *m, __u32 cls,
+				const void *data, __u32 len)
+{
+	return ut_map_find_in(m, UT_ACQ(&m->h->index), cls, data, len);
 }
 
 #endif /* UNIQD_TESTS_UNIQD_MAP_TEST_H */

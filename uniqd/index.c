@@ -1,31 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uniqd: the mapped index, by which processes find an entry's handle in the
- * mapping without a system call.
+ * uniqd: the mapped index, the one table by which both the kernel and every
+ * process find an entry.
  *
  * An open-addressing array of 64-bit slots, (tag << 32 | idx), where tag is
  * the high half of the entry's uniqd_maphash() and also picks its home slot
  * (tag & (slots - 1)). An entry goes into the first empty slot of the
- * UNIQD_MAP_PROBE slots from its home; if all are taken it stays out of
- * the index (counted in STATS.map_overflow) and is found by the ioctl, whose
- * table under the pool's secret key is the authority, until the index grows:
- * a growth places such entries again where their new window has room. So a reader probes at
- * most UNIQD_MAP_PROBE slots, and keys crafted to collide under the public
- * seed only send themselves back to the kernel.
+ * UNIQD_MAP_PROBE slots from its home. If all are taken it stays out of the
+ * index (counted in STATS.map_overflow) and goes into its class's
+ * kernel-only table under the pool's secret key instead (entry.c), until a
+ * growth places it again where its new window has room. So a reader probes
+ * at most UNIQD_MAP_PROBE slots, and keys crafted to collide under the
+ * public seed only send themselves to the kernel-only table, where they
+ * cost a keyed BLAKE3 and a bounded chain.
+ *
+ * What makes it a table and not a cache: every entry is either in its
+ * window of the current array, or that window is full (and the entry is in
+ * the kernel-only table). Windows only fill, so a probe that meets an empty
+ * slot is a miss; one that meets a full window asks the kernel-only table.
+ * A growth keeps the rule: an entry of the old array that the new one
+ * leaves out gets its kernel-only record first, or the growth fails and
+ * the old array stays.
  *
  * The array doubles when more than half full. The new one is built aside
  * from the old one's slots (a slot holds its tag, hence its home at any
- * size), then published as one word, header.index, with release. The old
- * array stays mapped and unchanged until the pool is freed: a reader that
- * loaded the old word still probes a consistent array, which can only miss
- * what came since, and a miss only costs the ioctl.
+ * size), then published as one word, header.index, with release: the
+ * kernel reads the same word as processes do. Then the old array is given
+ * back (uniqd_map_free()): a process that loaded the old word reads zeroes
+ * there, empty slots, which only send it to the ioctl; a kernel reader
+ * holds rcu_read_lock() from the word to its last slot, and one that finds
+ * the old pages gone loads the word again, which is the new one by then.
  *
- * Writers are serialised by map->lock; entries are added after their
- * handle resolves (entries[idx] published), so a reader that finds a slot
- * always finds its record.
+ * Writers hold map->lock; entries are placed after their handle resolves
+ * (entries[idx] published), so a reader that finds a slot always finds its
+ * record. Readers take no lock.
  */
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -38,28 +50,101 @@
 #error "the mapped index hash needs 128-bit integers"
 #endif
 
-/* Put @v into @slots (2^@log2 of them); false if its window is full. */
-static bool uniqd_index_place(u64 *slots, u32 log2, u64 v)
+/* The hash of the index, the one every process computes too. */
+u64 uniqd_index_hash(struct uniqd_map *m, u32 class_id, const void *data,
+		     u32 len)
 {
-	u64 mask = (1ULL << log2) - 1;
-	u32 home = v >> 32, i;
+	return uniqd_maphash(m->hdr->hash_seed[0], m->hdr->hash_seed[1],
+			     class_id, data, len);
+}
 
+/*
+ * The current array and its log2, as header.index says; NULL if none yet.
+ * Under rcu_read_lock(): the array stays until the caller leaves it.
+ */
+static const u64 *uniqd_index_current(struct uniqd_map *m, u32 *log2)
+{
+	const u64 *slots;
+	u64 w;
+
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "uniqd index read without RCU");
+	for (;;) {
+		/* Pairs with the release in uniqd_index_grow(): slots whole. */
+		w = smp_load_acquire(&m->hdr->index);
+		if (!w)
+			return NULL;
+		*log2 = UNIQD_MAP_INDEX_LOG2(w);
+		slots = xa_load(&m->pages, UNIQD_MAP_INDEX_OFF(w) >> PAGE_SHIFT);
+		if (slots)
+			return slots;
+		/* Given back since: a newer word was published before. */
+		cpu_relax();
+	}
+}
+
+/*
+ * The entry of class @class_id holding @data in the current array, or 0.
+ * *@full says whether a miss is only the index's: its window had no empty
+ * slot (or there is no array yet), so the entry may be in the kernel-only
+ * table. No lock: a concurrent writer can only add what this misses.
+ */
+u32 uniqd_index_find(struct uniqd_map *m, u64 hash, u32 class_id,
+		     const void *data, u32 len, bool *full)
+{
+	u32 tag = hash >> 32, log2 = 0, i, idx = 0;
+	const u64 *slots;
+	u64 mask;
+
+	*full = true;
+	rcu_read_lock();
+	slots = uniqd_index_current(m, &log2);
+	if (!slots)
+		goto out;
+	mask = (1ULL << log2) - 1;
 	for (i = 0; i < UNIQD_MAP_PROBE; i++) {
-		u64 *s = &slots[(home + i) & mask];
+		/* Pairs with uniqd_index_set(): entries[idx] is published. */
+		u64 v = smp_load_acquire(&slots[(tag + i) & mask]);
+		const struct uniqd_map_rec *r;
 
-		if (!*s) {
-			/* Pairs with readers' acquire of the slot. */
-			smp_store_release(s, v);
-			return true;
+		if (!v) {
+			*full = false;
+			break;
+		}
+		if ((u32)(v >> 32) != tag)
+			continue;
+		/* Records are never freed: only the slots need RCU. */
+		r = uniqd_map_entry(m, (u32)v);
+		if (r && r->class_id == class_id && r->len == len &&
+		    !memcmp(r->data, data, len)) {
+			*full = false;
+			idx = (u32)v;
+			break;
 		}
 	}
-	return false;
+out:
+	rcu_read_unlock();
+	return idx;
+}
+
+/* The first empty slot of @tag's window in @slots (2^@log2), or NULL. */
+static u64 *uniqd_index_window(u64 *slots, u32 log2, u32 tag)
+{
+	u64 mask = (1ULL << log2) - 1;
+	u32 i;
+
+	for (i = 0; i < UNIQD_MAP_PROBE; i++) {
+		u64 *s = &slots[(tag + i) & mask];
+
+		if (!*s)
+			return s;
+	}
+	return NULL;
 }
 
 /*
  * Remember @v, left out by a full window, to place it again when the index
  * grows. If even the list cannot grow (-ENOMEM) the entry stays out for
- * good; the ioctl still finds it.
+ * good; the kernel-only table still holds it.
  */
 static void uniqd_index_spill(struct uniqd_map *m, u64 v)
 {
@@ -85,17 +170,19 @@ static void uniqd_index_spill(struct uniqd_map *m, u64 v)
  * A new array of 2^@log2 slots from the index region, filled from the
  * current one and from the entries full windows left out so far (each
  * placed again if its window in the new array has room), and published.
- * Fails (the old array stays in use) when the region or memory is
- * exhausted.
+ * An entry of the current array that the new one leaves out is handed to
+ * @out first. Fails (the current array stays in use) when the region or
+ * memory is exhausted, or @out fails.
  */
-static int uniqd_index_grow(struct uniqd_map *m, u32 log2)
+static int uniqd_index_grow(struct uniqd_map *m, u32 log2,
+			    uniqd_index_out_fn out, void *ctx)
 {
 	u64 bytes = sizeof(u64) << log2;
 	unsigned int n = DIV_ROUND_UP(bytes, PAGE_SIZE);
 	u32 id = m->hdr->handle_base >> 32, old = m->slots ? m->log2 : 0;
-	u64 *slots, i, kept = 0;
-	pgoff_t pg = m->index_next;
-	u32 j, left = 0;
+	u32 j, left = 0, spilled = m->nspill;
+	pgoff_t pg = m->index_next, old_pg = m->slots_pg;
+	u64 *slots, *s, i, kept = 0;
 	int ret = -ENOSPC;
 
 	lockdep_assert_held(&m->lock);
@@ -106,60 +193,98 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2)
 	slots = uniqd_map_alloc(m, pg, n);
 	if (!slots)
 		goto out;
-	m->index_next += n;
+	/* Not reused if this growth fails: readers may have faulted them. */
+	WRITE_ONCE(m->index_next, m->index_next + n);
 	m->index_bytes += bytes;
 	for (i = 0; m->slots && i < 1ULL << m->log2; i++) {
 		u64 v = m->slots[i];
 
-		if (v && uniqd_index_place(slots, log2, v))
-			kept++;
-		else if (v)
-			uniqd_index_spill(m, v);
 		if (!(i & 1023))
 			cond_resched();
+		if (!v)
+			continue;
+		s = uniqd_index_window(slots, log2, v >> 32);
+		if (s) {
+			*s = v;
+			kept++;
+			continue;
+		}
+		ret = out(ctx, (u32)v);
+		if (ret) {
+			/* Forget what this growth spilled: the old array has it. */
+			m->nspill = spilled;
+			goto out;
+		}
+		uniqd_index_spill(m, v);
 	}
-	for (j = 0; j < m->nspill; j++) {
+	/* The entries left out before: keep those that stay out. */
+	for (j = 0; j < spilled; j++) {
 		u64 v = m->spill[j];
 
-		if (uniqd_index_place(slots, log2, v))
+		s = uniqd_index_window(slots, log2, v >> 32);
+		if (s) {
+			*s = v;
 			kept++;
-		else
+		} else {
 			m->spill[left++] = v;
+		}
 		if (!(j & 1023))
 			cond_resched();
 	}
+	for (j = spilled; j < m->nspill; j++)
+		m->spill[left++] = m->spill[j];
 	m->nspill = left;
 	/* indexed + overflow is every entry, before and after. */
 	m->overflow -= kept - m->indexed;
 	m->indexed = kept;
 	m->slots = slots;
+	m->slots_pg = pg;
 	m->log2 = log2;
 	/* The new slots are written: readers may take the new array. */
 	smp_store_release(&m->hdr->index, (u64)pg << PAGE_SHIFT | log2);
+	if (old) {
+		bytes = sizeof(u64) << old;
+		uniqd_map_free(m, old_pg, DIV_ROUND_UP(bytes, PAGE_SIZE));
+		m->index_bytes -= bytes;
+	}
 	ret = 0;
 out:
 	trace_uniqd_index_grow(id, old, log2, m->indexed, ret);
 	return ret;
 }
 
-/* Add entry @idx, whose entries[idx] is published, to the mapped index. */
-void uniqd_map_index_add(struct uniqd_map *m, u32 class_id, const void *data,
-			 u32 len, u32 idx)
+/*
+ * Where a new entry of index hash @hash goes: its slot, after growing the
+ * index if it is more than half full, or NULL if its window is full (then
+ * the caller makes it findable in the kernel-only table and calls
+ * uniqd_index_left_out()).
+ */
+u64 *uniqd_index_reserve(struct uniqd_map *m, u64 hash,
+			 uniqd_index_out_fn out, void *ctx)
 {
-	u64 h = uniqd_maphash(m->hdr->hash_seed[0], m->hdr->hash_seed[1],
-			      class_id, data, len);
-	u64 v = (h & ~0xffffffffULL) | idx;
-
-	mutex_lock(&m->lock);
+	lockdep_assert_held(&m->lock);
 	if (!m->slots)
-		uniqd_index_grow(m, UNIQD_MAP_INDEX_MIN_LOG2);
+		uniqd_index_grow(m, UNIQD_MAP_INDEX_MIN_LOG2, out, ctx);
 	else if ((m->indexed + 1) * 2 > 1ULL << m->log2)
-		uniqd_index_grow(m, m->log2 + 1);
-	if (m->slots && uniqd_index_place(m->slots, m->log2, v)) {
-		m->indexed++;
-	} else {
-		m->overflow++;
-		uniqd_index_spill(m, v);
-	}
-	mutex_unlock(&m->lock);
+		uniqd_index_grow(m, m->log2 + 1, out, ctx);
+	if (!m->slots)
+		return NULL;
+	return uniqd_index_window(m->slots, m->log2, hash >> 32);
+}
+
+/* Fill the reserved @slot with entry @idx, whose entries[idx] is published. */
+void uniqd_index_set(struct uniqd_map *m, u64 *slot, u64 hash, u32 idx)
+{
+	lockdep_assert_held(&m->lock);
+	/* Pairs with readers' acquire of the slot. */
+	smp_store_release(slot, (hash & ~0xffffffffULL) | idx);
+	m->indexed++;
+}
+
+/* Entry @idx stays out of the index: counted, and tried again on growth. */
+void uniqd_index_left_out(struct uniqd_map *m, u64 hash, u32 idx)
+{
+	lockdep_assert_held(&m->lock);
+	m->overflow++;
+	uniqd_index_spill(m, (hash & ~0xffffffffULL) | idx);
 }

@@ -18,7 +18,10 @@
 #include <linux/sched/signal.h>
 #include <linux/uaccess.h>
 
+#include "class.h"
+#include "entry.h"
 #include "keys.h"
+#include "map.h"
 #include "pool.h"
 #include "trace.h"
 #include "uniqd.h"
@@ -136,6 +139,8 @@ static int uniqd_ioc_attach(struct uniqd_file *uf, struct uniqd_pool *unused,
 	ret = uniqd_pool_attach(&req, &pool, &created);
 	if (ret)
 		goto unlock;
+	/* Before anything can map it through this file. */
+	uniqd_map_user_add(&pool->map, &uf->map_user, uf->map_user.mapping);
 	/* Set once; pairs with the acquire in uniqd_ioctl(). */
 	smp_store_release(&uf->pool, pool);
 
@@ -297,7 +302,7 @@ static int uniqd_ioc_resolve(struct uniqd_file *uf, struct uniqd_pool *pool,
 			     void *arg)
 {
 	struct uniqd_resolve *r = arg;
-	struct uniqd_rec *rec;
+	const struct uniqd_map_rec *rec;
 
 	if (r->reserved)
 		return -EINVAL;
@@ -319,8 +324,8 @@ static int uniqd_ioc_digest(struct uniqd_file *uf, struct uniqd_pool *pool,
 			    void *arg)
 {
 	struct uniqd_digest *d = arg;
+	const struct uniqd_map_rec *rec;
 	struct uniqd_kclass *cls;
-	struct uniqd_rec *rec;
 
 	rec = uniqd_resolve(pool, d->handle);
 	if (IS_ERR(rec))

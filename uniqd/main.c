@@ -28,6 +28,8 @@ static int uniqd_open(struct inode *inode, struct file *file)
 	if (!uf)
 		return -ENOMEM;
 	mutex_init(&uf->attach_lock);
+	/* Where this file's mappings are: the device inode's address space. */
+	uf->map_user.mapping = file->f_mapping;
 	file->private_data = uf;
 	return 0;
 }
@@ -38,6 +40,7 @@ static int uniqd_release(struct inode *inode, struct file *file)
 
 	if (uf->pool) {
 		trace_uniqd_detach(uf->pool->id);
+		uniqd_map_user_del(&uf->pool->map, &uf->map_user);
 		uniqd_pool_put(uf->pool);
 	}
 	mutex_destroy(&uf->attach_lock);
@@ -45,12 +48,22 @@ static int uniqd_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* The file's part of mmap(): its pool; the pool's map does the rest. */
+static int uniqd_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct uniqd_pool *pool = uniqd_file_pool(file->private_data);
+
+	if (IS_ERR(pool))
+		return PTR_ERR(pool);
+	return uniqd_map_mmap(&pool->map, vma);
+}
+
 static const struct file_operations uniqd_fops = {
 	.owner		= THIS_MODULE,
 	.open		= uniqd_open,
 	.release	= uniqd_release,
 	.unlocked_ioctl	= uniqd_ioctl,
-	.mmap		= uniqd_map_mmap,
+	.mmap		= uniqd_mmap,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= noop_llseek,
 };

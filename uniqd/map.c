@@ -13,15 +13,16 @@
  * (GFP_KERNEL_ACCOUNT | __GFP_ZERO), entered in m->pages, and mapped into
  * processes lazily by uniqd_map_fault(). Multi-page areas (64 KiB record
  * chunks, records larger than 8 KiB, index arrays) are also vmap()ed so
- * that the kernel sees them contiguous. Nothing is ever unmapped, moved or
- * freed before the pool: a mapping never needs to be zapped, and a reader
- * holding an old offset still reads what it read before.
+ * that the kernel sees them contiguous. Records and entries[] are never
+ * unmapped, moved or freed before the pool: a reader holding an offset
+ * still reads what it read before. Only a retired index array is given
+ * back (uniqd_map_free()): it is unmapped from every process, and a reader
+ * that still goes there reads a page of zeroes, which is only a miss.
  *
  * Only uapi structures, content and zeroes are ever written to these pages:
  * no pointer, no kernel hash, no secret (Documentation/design.rst).
  */
 #include <linux/err.h>
-#include <linux/fs.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/nospec.h>
@@ -32,7 +33,6 @@
 #include <linux/vmalloc.h>
 
 #include "map.h"
-#include "pool.h"
 
 /* A kernel mapping of a multi-page area, unmapped with the pool. */
 struct uniqd_map_vm {
@@ -51,10 +51,10 @@ static void vm_flags_mod(struct vm_area_struct *vma, unsigned long set,
 
 /*
  * @n zeroed pages at @pg..@pg + @n - 1, contiguous in the kernel (vmap()ed
- * when @n > 1): the kernel address, or NULL on -ENOMEM. The page offsets
- * are reserved first, so the fault handler sees none of the pages (SIGBUS)
- * until all exist; on failure nothing is left behind and the offsets can be
- * allocated again.
+ * when @n > 1, and then freed by one vfree()): the kernel address, or NULL
+ * on -ENOMEM. The page offsets are reserved first, so the fault handler
+ * sees none of the pages (SIGBUS) until all exist; on failure nothing is
+ * left behind and the offsets can be allocated again.
  */
 void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n)
 {
@@ -64,7 +64,8 @@ void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n)
 	void *addr;
 
 	lockdep_assert_held(&m->lock);
-	pages = n == 1 ? &one : kvmalloc_array(n, sizeof(*pages), GFP_KERNEL);
+	pages = n == 1 ? &one :
+		kvmalloc_array(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
 	if (!pages)
 		return NULL;
 	if (n > 1) {
@@ -80,19 +81,20 @@ void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n)
 		if (!pages[got])
 			goto free_pages;
 	}
-	addr = n == 1 ? page_address(one) : vmap(pages, n, VM_MAP, PAGE_KERNEL);
+	/* VM_MAP_PUT_PAGES: vfree() puts the pages and frees the array. */
+	addr = n == 1 ? page_address(one) :
+		vmap(pages, n, VM_MAP | VM_MAP_PUT_PAGES, PAGE_KERNEL);
 	if (!addr)
 		goto free_pages;
 	/* Into reserved slots: allocates nothing, and nothing was there. */
 	for (i = 0; i < n; i++)
-		WARN_ON_ONCE(xa_store(&m->pages, pg + i, pages[i],
+		WARN_ON_ONCE(xa_store(&m->pages, pg + i, addr + i * PAGE_SIZE,
 				      GFP_KERNEL_ACCOUNT));
 	m->bytes += (u64)n << PAGE_SHIFT;
 	if (vm) {
 		vm->addr = addr;
 		vm->next = m->vms;
 		m->vms = vm;
-		kvfree(pages);
 	}
 	return addr;
 
@@ -109,21 +111,100 @@ free_array:
 	return NULL;
 }
 
-/* A zeroed page at @pg of the mapping; NULL on -ENOMEM. */
-static struct page *uniqd_map_page(struct uniqd_map *m, pgoff_t pg)
+/*
+ * Give back the @n pages at @pg, one area of uniqd_map_alloc() (@n > 1)
+ * that no published word leads to any more. New faults there map the zero
+ * page; what processes mapped is unmapped (in every address space a file
+ * of the pool was opened in, which also drops other pools' pages at these
+ * offsets: they only fault again); kernel readers and faults that loaded
+ * the pages under RCU are done with them after a grace period. A page a
+ * process faulted in just before the unmap keeps its reference: it is
+ * freed when that mapping goes, and reads as the old, consistent array.
+ */
+void uniqd_map_free(struct uniqd_map *m, pgoff_t pg, unsigned int n)
 {
-	void *addr = uniqd_map_alloc(m, pg, 1);
+	struct uniqd_map_vm **pp, *vm;
+	struct address_space *last = NULL;
+	struct uniqd_map_user *u;
+	unsigned int i;
+	void *addr;
 
-	return addr ? virt_to_page(addr) : NULL;
+	lockdep_assert_held(&m->lock);
+	addr = xa_load(&m->pages, pg);
+	for (i = 0; i < n; i++)
+		xa_erase(&m->pages, pg + i);
+	mutex_lock(&m->users_lock);
+	/* Files opened in one address space are kept next to each other. */
+	list_for_each_entry(u, &m->users, node) {
+		if (u->mapping == last)
+			continue;
+		last = u->mapping;
+		unmap_mapping_range(u->mapping, (loff_t)pg << PAGE_SHIFT,
+				    (loff_t)n << PAGE_SHIFT, 0);
+	}
+	mutex_unlock(&m->users_lock);
+	synchronize_rcu();
+	for (pp = &m->vms; (vm = *pp); pp = &vm->next) {
+		if (vm->addr == addr) {
+			*pp = vm->next;
+			break;
+		}
+	}
+	if (WARN_ON_ONCE(!vm))
+		return;
+	vfree(addr);
+	kfree(vm);
+	m->bytes -= (u64)n << PAGE_SHIFT;
+}
+
+/* A file attached to the pool: its mappings are unmapped on give-back. */
+void uniqd_map_user_add(struct uniqd_map *m, struct uniqd_map_user *u,
+			struct address_space *mapping)
+{
+	struct uniqd_map_user *v;
+
+	u->mapping = mapping;
+	mutex_lock(&m->users_lock);
+	list_for_each_entry(v, &m->users, node) {
+		if (v->mapping == mapping) {
+			list_add(&u->node, &v->node);
+			goto unlock;
+		}
+	}
+	list_add_tail(&u->node, &m->users);
+unlock:
+	mutex_unlock(&m->users_lock);
+}
+
+/* Its last reference is going: no VMA of it is left. */
+void uniqd_map_user_del(struct uniqd_map *m, struct uniqd_map_user *u)
+{
+	mutex_lock(&m->users_lock);
+	list_del(&u->node);
+	mutex_unlock(&m->users_lock);
+}
+
+/* The page behind a kernel address of the mapping. */
+static struct page *uniqd_map_addr_page(const void *addr)
+{
+	return is_vmalloc_addr(addr) ? vmalloc_to_page(addr) :
+				       virt_to_page(addr);
+}
+
+/* A zeroed page at @pg of the mapping; NULL on -ENOMEM. */
+static void *uniqd_map_page(struct uniqd_map *m, pgoff_t pg)
+{
+	return uniqd_map_alloc(m, pg, 1);
 }
 
 int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 {
 	struct uniqd_map_header *h;
 	u64 entries_pages, index_pages, records_pages, slots;
-	struct page *page;
 
 	mutex_init(&m->lock);
+	mutex_init(&m->users_lock);
+	INIT_LIST_HEAD(&m->users);
 	xa_init(&m->pages);
 
 	/*
@@ -132,8 +213,7 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	 * twice that. The records max_bytes counts take at most 1.5 times
 	 * their bytes (a chunk's tail is under 1/7 of what it holds, a record
 	 * larger than 8 KiB wastes under a page): twice max_bytes is room
-	 * enough, with one chunk being filled and one given-back area of a
-	 * record's pages waiting for reuse (uniqd_map_entry_waste()).
+	 * enough, with one chunk being filled.
 	 */
 	slots = roundup_pow_of_two(max(2 * max_entries,
 				       1ULL << UNIQD_MAP_INDEX_MIN_LOG2));
@@ -153,12 +233,15 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	m->index_next = m->index_pg;
 	m->records_next = m->records_pg;
 
-	mutex_lock(&m->lock);
-	page = uniqd_map_page(m, 0);
-	mutex_unlock(&m->lock);
-	if (!page)
+	m->zero = (void *)get_zeroed_page(GFP_KERNEL_ACCOUNT);
+	if (!m->zero)
 		return -ENOMEM;
-	h = page_address(page);
+	m->bytes = PAGE_SIZE;
+	mutex_lock(&m->lock);
+	h = uniqd_map_page(m, 0);
+	mutex_unlock(&m->lock);
+	if (!h)
+		return -ENOMEM;
 	m->hdr = h;
 	get_random_bytes(h->hash_seed, sizeof(h->hash_seed));
 	h->magic = UNIQD_MAP_MAGIC;
@@ -184,29 +267,37 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 void uniqd_map_destroy(struct uniqd_map *m)
 {
 	struct uniqd_map_vm *vm;
-	struct page *page;
 	unsigned long pg;
+	void *addr;
 
 	/*
 	 * uniqd_map_init() never ran (an earlier step of the pool failed) or
 	 * failed: nothing was stored, and the lock and xarray may not even be
 	 * initialised (lockdep would complain about their keys).
 	 */
+	if (m->zero)
+		free_page((unsigned long)m->zero);
 	if (!m->hdr)
 		return;
-	while ((vm = m->vms)) {
-		m->vms = vm->next;
-		vunmap(vm->addr);
-		kfree(vm);
-		cond_resched();
-	}
-	/* A page someone still pins (a read-only GUP) is freed by them. */
-	xa_for_each(&m->pages, pg, page) {
-		put_page(page);
+	WARN_ON_ONCE(!list_empty(&m->users));
+	/*
+	 * A page someone still pins (a read-only GUP) is freed by them:
+	 * put_page() here, __free_page() in vfree(), drop only our reference.
+	 */
+	xa_for_each(&m->pages, pg, addr) {
+		if (!is_vmalloc_addr(addr))
+			put_page(virt_to_page(addr));
 		cond_resched();
 	}
 	xa_destroy(&m->pages);
+	while ((vm = m->vms)) {
+		m->vms = vm->next;
+		vfree(vm->addr);
+		kfree(vm);
+		cond_resched();
+	}
 	kvfree(m->spill);
+	mutex_destroy(&m->users_lock);
 	mutex_destroy(&m->lock);
 }
 
@@ -214,7 +305,7 @@ void uniqd_map_destroy(struct uniqd_map *m)
 static u64 *uniqd_map_entry_slot(struct uniqd_map *m, u32 idx)
 {
 	pgoff_t pg = m->entries_pg + ((u64)idx * sizeof(u64) >> PAGE_SHIFT);
-	struct page *page;
+	u64 *page;
 
 	lockdep_assert_held(&m->lock);
 	while (m->entries_next <= pg) {
@@ -227,7 +318,36 @@ static u64 *uniqd_map_entry_slot(struct uniqd_map *m, u32 idx)
 				  (PAGE_SIZE / sizeof(u64)));
 	}
 	page = xa_load(&m->pages, pg);
-	return (u64 *)page_address(page) + (idx & (PAGE_SIZE / sizeof(u64) - 1));
+	return page + (idx & (PAGE_SIZE / sizeof(u64) - 1));
+}
+
+/*
+ * The published record of entry @idx, kernel address, or NULL if @idx has
+ * none (never created, or not yet published). No lock: entries[] and the
+ * records only ever gain published words, and pages are never freed
+ * before the pool.
+ */
+const struct uniqd_map_rec *uniqd_map_entry(struct uniqd_map *m, u32 idx)
+{
+	pgoff_t pg = m->entries_pg + ((u64)idx * sizeof(u64) >> PAGE_SHIFT);
+	const u64 *page;
+	const u8 *rec;
+	u64 off;
+
+	if (!idx || idx >= m->hdr->entries_cap)
+		return NULL;
+	page = xa_load(&m->pages, pg);
+	if (!page)
+		return NULL;
+	/* Pairs with uniqd_map_entry_publish(): the record is whole. */
+	off = smp_load_acquire(&page[idx & (PAGE_SIZE / sizeof(u64) - 1)]);
+	if (!off)
+		return NULL;
+	/* The record's area is contiguous in the kernel from its first page. */
+	rec = xa_load(&m->pages, off >> PAGE_SHIFT);
+	if (WARN_ON_ONCE(!rec))
+		return NULL;
+	return (const struct uniqd_map_rec *)(rec + offset_in_page(off));
 }
 
 /*
@@ -235,8 +355,7 @@ static u64 *uniqd_map_entry_slot(struct uniqd_map *m, u32 idx)
  * @s->pages are set), ERR_PTR(-EDQUOT) if the records region is full, or
  * ERR_PTR(-ENOMEM). A record of any size goes into the current chunk if it
  * fits there; one that does not and is over 1/8 of a chunk gets pages of
- * its own (the given-back ones if they are as many), a smaller one starts
- * a new chunk.
+ * its own, a smaller one starts a new chunk.
  */
 static void *uniqd_map_rec_space(struct uniqd_map *m, struct uniqd_map_slot *s)
 {
@@ -254,13 +373,6 @@ static void *uniqd_map_rec_space(struct uniqd_map *m, struct uniqd_map_slot *s)
 	}
 	n = size > chunk / 8 ? DIV_ROUND_UP(size, PAGE_SIZE) :
 			       UNIQD_MAP_CHUNK_PAGES;
-	if (m->spare && size > chunk / 8 && m->spare_pages == n) {
-		p = m->spare;
-		s->off = m->spare_off;
-		s->pages = n;
-		m->spare = NULL;
-		return p;
-	}
 	if (n > m->records_pg + m->records_pages - m->records_next)
 		return ERR_PTR(-EDQUOT);
 	p = uniqd_map_alloc(m, m->records_next, n);
@@ -291,65 +403,45 @@ int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 			const void *data, u32 len, struct uniqd_map_slot *s)
 {
 	struct uniqd_map_rec *rec;
-	int ret = -ENOMEM;
 
+	lockdep_assert_held(&m->lock);
 	s->size = ALIGN(sizeof(*rec) + len, 8);
-	mutex_lock(&m->lock);
 	s->entry = uniqd_map_entry_slot(m, idx);
 	if (!s->entry)
-		goto unlock;
+		return -ENOMEM;
 	rec = uniqd_map_rec_space(m, s);
-	if (IS_ERR(rec)) {
-		ret = PTR_ERR(rec);
-		goto unlock;
-	}
+	if (IS_ERR(rec))
+		return PTR_ERR(rec);
 	/* The space is zero: the padding after the content stays so. */
 	rec->class_id = class_id;
 	rec->len = len;
 	memcpy(rec->data, data, len);
 	s->rec = rec;
-	ret = 0;
-unlock:
-	mutex_unlock(&m->lock);
-	return ret;
+	return 0;
 }
 
 /*
- * A record that will never be published (an error, or another inserter
- * won): zero it, and give its space back if it can be reused: the latest
- * record of the chunk, or pages it has to itself when no other such area
- * waits (the next record of as many pages takes them). A record over 1/8
- * of a chunk may sit inside a chunk (uniqd_map_rec_space()): only its own
- * bytes are free then, not the pages around them, so it is given back only
- * as the chunk's latest record. Returns whether it was given back; if not,
- * the space stays used until the pool dies. Pages are never freed here: a
- * reader may have faulted them in.
+ * The record of uniqd_map_entry_new() under the same hold of the lock, which
+ * is not to be published after all (an error): zero it, and give its space
+ * back if it is in a chunk (it is the chunk's latest record). Returns
+ * whether it was given back; a record with pages of its own stays used
+ * until the pool dies (pages are never freed before: a reader may have
+ * faulted them in).
  */
-bool uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s)
+bool uniqd_map_entry_unnew(struct uniqd_map *m, struct uniqd_map_slot *s)
 {
-	bool back = false;
-
-	mutex_lock(&m->lock);
+	lockdep_assert_held(&m->lock);
 	memset(s->rec, 0, s->size);
-	if (s->pages) {
-		if (!m->spare) {
-			m->spare = s->rec;
-			m->spare_off = s->off;
-			m->spare_pages = s->pages;
-			back = true;
-		}
-	} else if (m->chunk && s->off >= m->chunk_off &&
-		   s->off + s->size == m->chunk_off + m->chunk_used) {
-		m->chunk_used -= s->size;
-		back = true;
-	}
-	mutex_unlock(&m->lock);
-	return back;
+	if (s->pages || WARN_ON_ONCE(s->off + s->size !=
+				     m->chunk_off + m->chunk_used))
+		return false;
+	m->chunk_used -= s->size;
+	return true;
 }
 
 /*
  * entries[idx] = the record's offset. The record is complete; its reader
- * loads the entry with acquire. Runs under a table spinlock.
+ * loads the entry with acquire. May run under a table spinlock.
  */
 void uniqd_map_entry_publish(struct uniqd_map_slot *s)
 {
@@ -366,6 +458,8 @@ void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st)
 	st->map_overflow = m->overflow;
 	st->index_slots = m->slots ? 1ULL << m->log2 : 0;
 	st->index_bytes = m->index_bytes;
+	/* The list of entries to place again is kernel memory too. */
+	st->kernel_bytes += (u64)m->spill_cap * sizeof(*m->spill);
 	mutex_unlock(&m->lock);
 }
 
@@ -378,14 +472,24 @@ static vm_fault_t uniqd_map_fault(struct vm_fault *vmf)
 	struct uniqd_map *m = vmf->vma->vm_private_data;
 	struct page *page;
 	pgoff_t pg = vmf->pgoff;
+	void *addr;
 
 	if (pg >= m->map_pages)
 		return VM_FAULT_SIGBUS;
 	pg = array_index_nospec(pg, m->map_pages);
-	page = xa_load(&m->pages, pg);
-	if (!page)
+	/* Until the page is held: uniqd_map_free() waits for a grace period. */
+	rcu_read_lock();
+	addr = xa_load(&m->pages, pg);
+	/* A retired index array reads as empty. */
+	if (!addr && pg >= m->index_pg && pg < READ_ONCE(m->index_next))
+		addr = m->zero;
+	if (!addr) {
+		rcu_read_unlock();
 		return VM_FAULT_SIGBUS;
+	}
+	page = uniqd_map_addr_page(addr);
 	get_page(page);
+	rcu_read_unlock();
 	vmf->page = page;
 	return 0;
 }
@@ -412,30 +516,25 @@ static const struct vm_operations_struct uniqd_map_vm_ops = {
 };
 
 /*
- * mmap() of an attached file: read-only for good. VM_MAYWRITE and
- * VM_MAYEXEC are cleared, so neither mprotect() nor a forced write
- * (/proc/pid/mem, ptrace, process_vm_writev) can add them, and a
- * MAP_PRIVATE mapping is no COW mapping. The VMA holds the file, so the
- * pool (and the module) live until it is unmapped.
+ * The pool's side of mmap() (main.c finds the pool): read-only for good.
+ * VM_MAYWRITE and VM_MAYEXEC are cleared, so neither mprotect() nor a
+ * forced write (/proc/pid/mem, ptrace, process_vm_writev) can add them,
+ * and a MAP_PRIVATE mapping is no COW mapping. The VMA holds the file, so
+ * the pool (and the module) live until it is unmapped.
  */
-int uniqd_map_mmap(struct file *file, struct vm_area_struct *vma)
+int uniqd_map_mmap(struct uniqd_map *m, struct vm_area_struct *vma)
 {
-	struct uniqd_file *uf = file->private_data;
-	struct uniqd_pool *pool;
 	unsigned long pages = vma_pages(vma);
 
-	pool = uniqd_file_pool(uf);
-	if (IS_ERR(pool))
-		return PTR_ERR(pool);
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EPERM;
-	if (vma->vm_pgoff >= pool->map.map_pages ||
-	    pages > pool->map.map_pages - vma->vm_pgoff)
+	if (vma->vm_pgoff >= m->map_pages ||
+	    pages > m->map_pages - vma->vm_pgoff)
 		return -EINVAL;
 	vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYWRITE | VM_MAYEXEC);
 	vma->vm_ops = &uniqd_map_vm_ops;
-	vma->vm_private_data = &pool->map;
+	vma->vm_private_data = m;
 	/* mmap() itself calls no ->open(). */
-	atomic_inc(&pool->map.vmas);
+	atomic_inc(&m->vmas);
 	return 0;
 }

@@ -6,14 +6,26 @@
 #ifndef UNIQD_MAP_H
 #define UNIQD_MAP_H
 
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
 #include <uapi/linux/uniqd.h>
 
-struct file;
+struct address_space;
 struct vm_area_struct;
 struct uniqd_map_vm;
+
+/*
+ * A file attached to the pool, as the map knows it: the address space its
+ * mappings of the pool are in, so that pages given back (a retired index
+ * array) can be unmapped from every process. Embedded in the file's
+ * struct uniqd_file: every VMA of the pool holds such a file.
+ */
+struct uniqd_map_user {
+	struct list_head node;		/* in uniqd_map.users */
+	struct address_space *mapping;
+};
 
 /* Records of up to 1/8 of a chunk are bump-allocated in 64 KiB chunks. */
 #define UNIQD_MAP_CHUNK_PAGES	16U
@@ -30,13 +42,26 @@ struct uniqd_map_vm;
 struct uniqd_map {
 	/*
 	 * Guards everything below but pages, hdr and the geometry, which
-	 * are set before the pool is published. Taken to allocate records and
-	 * entry pages and to add to the index; may sleep.
+	 * are set before the pool is published. The writers' lock of the one
+	 * table (entry.c): an entry is created, its record and handle slot
+	 * allocated and it is placed in the index under it. May sleep.
 	 */
 	struct mutex lock;
 	/* VMAs mapping the pool now (mmap, vm_ops open/close); no lock. */
 	atomic_t vmas;
-	/* pgoff -> struct page *, for the fault handler (read under RCU). */
+	/*
+	 * Guards users, the attached files. Taken under lock (to unmap a
+	 * retired index array), never the other way round.
+	 */
+	struct mutex users_lock;
+	struct list_head users;
+	/* Mapped for any page of a retired index array: reads as empty. */
+	void *zero;
+	/*
+	 * pgoff -> the page's kernel address (in the direct map, or in its
+	 * area's vmap()): the fault handler's pages and the kernel's own
+	 * reads of entries[] and records. Read under RCU, without the lock.
+	 */
 	struct xarray pages;
 	struct uniqd_map_header *hdr;	/* page 0, in the direct map */
 	pgoff_t map_pages;		/* hdr->map_size in pages */
@@ -48,17 +73,16 @@ struct uniqd_map {
 	pgoff_t records_pages;
 
 	pgoff_t entries_next;		/* next entries page to allocate */
-	pgoff_t index_next;		/* next free page of the index region */
+	/* Next free page of the index region; read by faults, no lock. */
+	pgoff_t index_next;
 	pgoff_t records_next;		/* and of the record region */
 
 	u8 *chunk;			/* record chunk being filled, or NULL */
 	u32 chunk_used;			/* bytes of it handed out */
 	u64 chunk_off;			/* its offset in the mapping */
-	void *spare;			/* a loser's pages of its own */
-	u64 spare_off;
-	u32 spare_pages;
 
 	u64 *slots;			/* the current index array, or NULL */
+	pgoff_t slots_pg;		/* its first page */
 	u32 log2;			/* of its slots */
 	u64 indexed;			/* entries in it */
 	u64 overflow;			/* entries left out of it */
@@ -66,7 +90,7 @@ struct uniqd_map {
 	u64 *spill;
 	u32 nspill;
 	u32 spill_cap;
-	u64 index_bytes;		/* every index array so far */
+	u64 index_bytes;		/* index arrays not given back */
 	u64 bytes;			/* pages allocated, in bytes */
 
 	struct uniqd_map_vm *vms;	/* kernel mappings of multi-page areas */
@@ -85,13 +109,32 @@ struct uniqd_map_slot {
 int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries);
 void uniqd_map_destroy(struct uniqd_map *m);
 void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n);
+void uniqd_map_free(struct uniqd_map *m, pgoff_t pg, unsigned int n);
+void uniqd_map_user_add(struct uniqd_map *m, struct uniqd_map_user *u,
+			struct address_space *mapping);
+void uniqd_map_user_del(struct uniqd_map *m, struct uniqd_map_user *u);
 int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 			const void *data, u32 len, struct uniqd_map_slot *s);
-bool uniqd_map_entry_waste(struct uniqd_map *m, struct uniqd_map_slot *s);
+bool uniqd_map_entry_unnew(struct uniqd_map *m, struct uniqd_map_slot *s);
 void uniqd_map_entry_publish(struct uniqd_map_slot *s);
-void uniqd_map_index_add(struct uniqd_map *m, u32 class_id, const void *data,
-			 u32 len, u32 idx);
+const struct uniqd_map_rec *uniqd_map_entry(struct uniqd_map *m, u32 idx);
+
+/* index.c: the one table's slots (see its design comment). */
+u64 uniqd_index_hash(struct uniqd_map *m, u32 class_id, const void *data,
+		     u32 len);
+u32 uniqd_index_find(struct uniqd_map *m, u64 hash, u32 class_id,
+		     const void *data, u32 len, bool *full);
+/*
+ * Called by a growth for each entry the new array leaves out that the old
+ * one held: it must become findable another way (entry.c's kernel-only
+ * table) or the growth fails with its errno.
+ */
+typedef int (*uniqd_index_out_fn)(void *ctx, u32 idx);
+u64 *uniqd_index_reserve(struct uniqd_map *m, u64 hash,
+			 uniqd_index_out_fn out, void *ctx);
+void uniqd_index_set(struct uniqd_map *m, u64 *slot, u64 hash, u32 idx);
+void uniqd_index_left_out(struct uniqd_map *m, u64 hash, u32 idx);
 void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st);
-int uniqd_map_mmap(struct file *file, struct vm_area_struct *vma);
+int uniqd_map_mmap(struct uniqd_map *m, struct vm_area_struct *vma);
 
 #endif /* UNIQD_MAP_H */

@@ -127,15 +127,30 @@ static bool uniqd_pool_may_attach(const struct uniqd_pool *pool, u32 flags)
 	return (flags & UNIQD_ATTACH_OVERRIDE) && capable(CAP_DAC_OVERRIDE);
 }
 
+/* Pool teardown: no file is attached, so no reader or writer remains. */
+static void uniqd_pool_classes_free(struct uniqd_pool *pool)
+{
+	struct uniqd_kclass *cls;
+	unsigned long id;
+
+	xa_for_each(&pool->classes, id, cls) {
+		if (cls->left_out) {
+			uniqd_table_destroy(cls->left_out);
+			kfree(cls->left_out);
+		}
+		kfree(cls);
+		cond_resched();
+	}
+	xa_destroy(&pool->classes);
+}
+
 /* Frees what uniqd_pool_new() got, complete or not. */
 static void uniqd_pool_free(struct uniqd_pool *pool)
 {
 	/* Everything it charged to anyone, the pool itself included. */
 	uniqd_quota_release(pool);
-	uniqd_classes_free(pool);
-	xa_destroy(&pool->entries);
+	uniqd_pool_classes_free(pool);
 	uniqd_table_destroy(&pool->names);
-	uniqd_arena_destroy(&pool->arena);
 	uniqd_map_destroy(&pool->map);
 	if (!IS_ERR_OR_NULL(pool->hash_tfm))
 		uniqd_keys_tfm_free(pool->hash_tfm);
@@ -166,11 +181,10 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	pool->max_bytes = req->max_bytes ?: uniqd_max_pool_bytes;
 	pool->max_entries = req->max_entries ?: uniqd_max_pool_entries;
 	pool->max_classes = req->max_classes ?: uniqd_max_pool_classes;
-	xa_init_flags(&pool->entries, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	xa_init_flags(&pool->classes, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	mutex_init(&pool->class_mutex);
-	uniqd_arena_init(&pool->arena);
 	atomic64_set(&pool->arena_bytes, 0);
+	atomic64_set(&pool->kernel_bytes, 0);
 	atomic64_set(&pool->nr_entries, 0);
 	atomic64_set(&pool->content_bytes, 0);
 	atomic_set(&pool->nr_classes, 0);
@@ -369,8 +383,13 @@ void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
 		st->misses += READ_ONCE(s->misses);
 	}
 	xa_for_each(&pool->classes, id, cls) {
-		u32 slots = uniqd_table_size(&cls->table);
+		/* Pairs with the release in uniqd_entry_kernel(). */
+		struct uniqd_table *t = smp_load_acquire(&cls->left_out);
+		u32 slots;
 
+		if (!t)
+			continue;
+		slots = uniqd_table_size(t);
 		st->table_slots += slots;
 		st->table_bytes += uniqd_table_bytes(slots);
 	}
@@ -379,6 +398,7 @@ void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
 	st->entries = atomic64_read(&pool->nr_entries);
 	st->bytes = atomic64_read(&pool->content_bytes);
 	st->arena_bytes = atomic64_read(&pool->arena_bytes);
+	st->kernel_bytes = atomic64_read(&pool->kernel_bytes);
 	st->max_bytes = pool->max_bytes;
 	st->max_entries = pool->max_entries;
 	st->classes = atomic_read(&pool->nr_classes);

@@ -14,7 +14,6 @@
 #include <linux/uidgid.h>
 #include <linux/xarray.h>
 
-#include "arena.h"
 #include "map.h"
 #include "table.h"
 #include "uniqd.h"
@@ -23,12 +22,18 @@ struct crypto_shash;
 struct ipc_namespace;
 
 /*
- * A class: its name record and its level-2 table of contents. Published
- * once in pool->classes and never changed or freed before the pool.
+ * A class: its name record and the kernel-only part of its level-2 table
+ * (entry.c: the entries the mapped index left out). Published once in
+ * pool->classes and never changed or freed before the pool.
  * (Not "struct uniqd_class": the uapi header has that name.)
  */
 struct uniqd_kclass {
-	struct uniqd_table table;	/* contents of this class */
+	/*
+	 * Its entries the index left out: NULL until the first one. Set
+	 * once under map.lock with release; read with acquire, no lock.
+	 */
+	struct uniqd_table *left_out;
+	struct uniqd_pool *pool;
 	u32 id;
 	struct uniqd_rec *name;		/* data = the name, idx = id */
 	atomic64_t entries;
@@ -62,7 +67,6 @@ struct uniqd_pool {
 	struct crypto_shash *hash_tfm;	/* keyed: table keys */
 	struct crypto_shash *digest_tfm;	/* unkeyed: DIGEST */
 
-	struct xarray entries;		/* idx -> struct uniqd_rec */
 	struct xarray classes;		/* class id -> struct uniqd_kclass */
 	/*
 	 * Class registration, one at a time: guards the inserts into names
@@ -70,10 +74,13 @@ struct uniqd_pool {
 	 */
 	struct mutex class_mutex;
 	struct uniqd_table names;	/* level 1: class names */
-	struct uniqd_arena arena;
-	struct uniqd_map map;		/* what processes mmap() */
+	/* What processes mmap(): every entry, and level 2's one table. */
+	struct uniqd_map map;
 
 	atomic64_t arena_bytes;		/* reserved record bytes (max_bytes) */
+	/* kmalloc()ed: classes, names, kernel-only records (STATS) */
+	atomic64_t kernel_bytes;
+	/* Entries, hence the last handle's index: grows under map.lock. */
 	atomic64_t nr_entries;
 	atomic64_t content_bytes;
 	atomic_t nr_classes;
@@ -102,6 +109,23 @@ static inline struct uniqd_pool *uniqd_file_pool(struct uniqd_file *uf)
 	return pool;
 }
 
+/* Reserve @size bytes against max_bytes; never goes above it. */
+static inline bool uniqd_pool_reserve(struct uniqd_pool *pool, u64 size)
+{
+	s64 old = atomic64_read(&pool->arena_bytes);
+
+	do {
+		if (old + size > pool->max_bytes)
+			return false;
+	} while (!atomic64_try_cmpxchg(&pool->arena_bytes, &old, old + size));
+	return true;
+}
+
+static inline void uniqd_pool_unreserve(struct uniqd_pool *pool, u64 size)
+{
+	atomic64_sub(size, &pool->arena_bytes);
+}
+
 /* Handles: the pool id above, the entry's index below. */
 static inline u64 uniqd_handle(const struct uniqd_pool *pool, u32 idx)
 {
@@ -127,15 +151,5 @@ void uniqd_pool_list(u32 start_id, struct uniqd_pool_status *info, u32 max,
 		     u32 *n, u32 *next_id);
 int uniqd_pool_revoke(u32 id);
 int uniqd_pool_publish(struct uniqd_pool *pool);
-
-/* class.c */
-int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
-		    bool create, u32 *id, bool *created);
-struct uniqd_kclass *uniqd_class_find(struct uniqd_pool *pool, u32 id);
-void uniqd_classes_free(struct uniqd_pool *pool);
-int uniqd_intern(struct uniqd_pool *pool, struct uniqd_kclass *cls,
-		 const void __user *udata, u32 len, bool create,
-		 u64 *handle, bool *created);
-struct uniqd_rec *uniqd_resolve(struct uniqd_pool *pool, u64 handle);
 
 #endif /* UNIQD_POOL_H */

@@ -16,13 +16,16 @@
  * record (rhashtable_lookup_get_insert_key()), publish it, then set
  * UNIQD_REC_PUBLISHED with release. A lookup that finds a record without
  * the flag has raced with that short section: it takes t->lock once, after
- * which the record is published. Records are never removed.
+ * which the record is published. Records are never removed; each is a
+ * kmalloc()ed object of its own, which the table frees when it is
+ * destroyed.
  */
 #include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/hash.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "table.h"
@@ -85,14 +88,20 @@ int uniqd_table_init(struct uniqd_table *t)
 	return rhashtable_init(&t->ht, &uniqd_table_params);
 }
 
+static void uniqd_table_free_rec(void *rec, void *arg)
+{
+	kfree(rec);
+}
+
 /*
- * Only when no reader and no writer can remain. A table that was zeroed but
- * never initialised is left alone, so that teardown paths need not know.
+ * Only when no reader and no writer can remain: frees the table and every
+ * record in it. A table that was zeroed but never initialised is left
+ * alone, so that teardown paths need not know.
  */
 void uniqd_table_destroy(struct uniqd_table *t)
 {
 	if (rcu_access_pointer(t->ht.tbl))
-		rhashtable_destroy(&t->ht);
+		rhashtable_free_and_destroy(&t->ht, uniqd_table_free_rec, NULL);
 	RCU_INIT_POINTER(t->ht.tbl, NULL);
 }
 
@@ -121,8 +130,8 @@ struct uniqd_rec *uniqd_table_find(struct uniqd_table *t, u64 hash,
  * unless an equal record is there. Returns the record that is in the table
  * now: @rec if it was inserted, the equal one found otherwise, or
  * ERR_PTR(-ENOMEM). @publish, when not NULL, runs under t->lock after the
- * insert and before any lookup can return @rec. A record that is not
- * inserted is untouched by the table and may be reused at once.
+ * insert and before any lookup can return @rec. The table owns an inserted
+ * record; one that is not inserted is untouched and stays the caller's.
  */
 struct uniqd_rec *uniqd_table_insert(struct uniqd_table *t, u64 hash,
 				     struct uniqd_rec *rec,

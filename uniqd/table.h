@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * uniqd: the hash table used for both levels (class names per pool,
- * contents per class): the kernel's rhashtable, keyed by the record's 64-bit
+ * uniqd: the kernel-only hash table (class names per pool, and per class
+ * the entries the mapped index left out): the kernel's rhashtable, keyed by the record's 64-bit
  * keyed-BLAKE3 hash and its bytes, with one addition: a record becomes
  * visible to lookups only once it is published (see table.c). Readers only
  * take rcu_read_lock(); writers take the table's spinlock. Records are never
@@ -16,14 +16,15 @@
 #include <linux/types.h>
 
 /*
- * A record: the kernel's own view of an entry or a class name, never
- * mapped. Its content (hash, idx, class_id, len, data) is written
- * completely before it is inserted and never changed after; node is
- * rhashtable's link and flags only ever gains UNIQD_REC_PUBLISHED. In a
- * class's table, idx is the entry's index in the pool's entries xarray,
- * class_id its class, and data points at the content in the entry's mapped
- * record (map.c); in the pool's class-name table, idx is the class id,
- * class_id is 0 and data points right after the record.
+ * A record: the kernel's own view of a class name or of an entry the
+ * mapped index left out (entry.c), never mapped. Its content (hash, idx,
+ * class_id, len, data) is written completely before it is inserted and
+ * never changed after; node is rhashtable's link and flags only ever gains
+ * UNIQD_REC_PUBLISHED. In a class's table, idx is the entry's index (the
+ * low half of its handle), class_id its class, and data points at the
+ * content in the entry's mapped record (map.c); in the pool's class-name
+ * table, idx is the class id, class_id is 0 and data points right after
+ * the record.
  */
 struct uniqd_rec {
 	struct rhash_head node;

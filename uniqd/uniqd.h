@@ -10,6 +10,8 @@
 #include <linux/types.h>
 #include <uapi/linux/uniqd.h>
 
+#include "map.h"
+
 struct file;
 struct uniqd_pool;
 
@@ -21,6 +23,8 @@ struct uniqd_file {
 	 */
 	struct uniqd_pool *pool;
 	struct mutex attach_lock;	/* serialises ATTACH, guards the store */
+	/* In the pool's map once attached: its mapping, for give-backs. */
+	struct uniqd_map_user map_user;
 };
 
 /* Module parameters (params.c), read-only after load... */

@@ -231,7 +231,7 @@ static void index_grow(uint32_t log2)
 static uint64_t model_intern(uint32_t cls, const uint8_t *data, uint32_t len,
 			     bool *created)
 {
-	uint64_t h = uq_hash(data, len, 0x9e3779b97f4a7c15ULL ^ cls), mh;
+	uint64_t h = uniqd_maphash(0x9e3779b97f4a7c15ULL, 0, cls, data, len), mh;
 	uint32_t i, idx;
 	struct uniqd_map_rec *r;
 	uint64_t *entries = (uint64_t *)(mbase + entries_off);
@@ -538,7 +538,7 @@ static double sim_cache(unsigned int set_bits, unsigned int procs)
 		for (uint32_t f = p; f < nunits; f += procs)
 			for (uint64_t t = unit_first[f]; t < unit_first[f + 1]; t++) {
 				uint32_t id = ids[t];
-				uint64_t hh = uq_hash(&id, 4, 42);
+				uint64_t hh = uniqd_maphash(42, 0, 0, &id, 4);
 				uint32_t s = (uint32_t)(hh >> (64 - set_bits)), w;
 
 				all++;

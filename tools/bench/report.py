@@ -1094,16 +1094,36 @@ class Report:
                  'memory (memory.stat), which uniqd charges everything to '
                  'but the hash tables\' bucket arrays (rhashtable allocates '
                  'them uncharged; they are added from STATS table_bytes). '
+                 'The mapped pages hold the content, so "mapped records" '
+                 'is what they take beyond it. '
                  'Bytes per entry:' % (n, c))
         self.out()
-        rows = [
-            ['content (the keys themselves)', '%.1f' % (c / n)],
-            ['arena overhead (32-byte record header, padding to 8)',
-             '%.1f' % ((a - c) / n)],
-            ['hash tables (STATS table_bytes, %s buckets; not charged)'
-             % m['slots'], '%.1f' % (t / n)],
-            ['everything else charged (xarray of handles, chunk slack, '
-             'small objects)', '%.1f' % ((k - a) / n)],
+        if 'map' in m:
+            mp, ix, kb = int(m['map']), int(m['index']), int(m['kbytes'])
+            rows = [
+                ['content (the keys themselves)', '%.1f' % (c / n)],
+                ['mapped records and entries[] (STATS map_bytes less the '
+                 'index), beyond the content', '%.1f' % ((mp - ix - c) / n)],
+                ['the current index array (STATS index_bytes; retired '
+                 'ones are given back)', '%.1f' % (ix / n)],
+                ['kernel-only objects (STATS kernel_bytes: classes, names, '
+                 'left-out entries)', '%.1f' % (kb / n)],
+                ['hash tables (STATS table_bytes, %s buckets; not charged)'
+                 % m['slots'], '%.1f' % (t / n)],
+                ['the rest charged (the pool, tfms, xarray of pages, '
+                 'vmap areas)', '%.1f' % ((k - mp - kb) / n)],
+            ]
+        else:
+            rows = [
+                ['content (the keys themselves)', '%.1f' % (c / n)],
+                ['arena overhead (32-byte record header, padding to 8)',
+                 '%.1f' % ((a - c) / n)],
+                ['hash tables (STATS table_bytes, %s buckets; not charged)'
+                 % m['slots'], '%.1f' % (t / n)],
+                ['everything else charged (xarray of handles, chunk slack, '
+                 'small objects)', '%.1f' % ((k - a) / n)],
+            ]
+        rows += [
             ['**overhead beyond the content, total**',
              '**%.1f**' % ((k + t - c) / n)],
             ['(of which slab / vmalloc)', '%.1f / %.1f'

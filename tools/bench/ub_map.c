@@ -239,7 +239,9 @@ static int run_probe(void *ctx, uint64_t ops)
 		uint32_t len;
 		const uint8_t *k = next_present(ctx, &len);
 
-		if (!uq_map_find(&host_pool, &uq_tls, 1, k, len))
+		/* The hash too: libuniqd makes it before the probe. */
+		if (!uq_map_find(&host_pool, &uq_tls, 1, k, len,
+				 uq_key_hash(&host_pool, 1, k, len)))
 			return -1;
 	}
 	return 0;
@@ -325,7 +327,9 @@ static int host(unsigned int rounds)
 		uint32_t len;
 		const uint8_t *k = ub_key(&present, i, &len);
 
-		if (uq_map_find(pool, &uq_tls, 1, k, len) != (h->handle_base | (i + 1)))
+		if (uq_map_find(pool, &uq_tls, 1, k, len,
+				uq_key_hash(pool, 1, k, len)) !=
+		    (h->handle_base | (i + 1)))
 			ub_die("host: key %u not found by the probe", i);
 	}
 

@@ -6,10 +6,13 @@
  * uniqd charges everything a pool allocates (GFP_KERNEL_ACCOUNT) to the
  * caller, so the cgroup's "kernel" memory grows by exactly the pool (and
  * a few pages of the process's own page tables, faulted in beforehand).
- * STATS says what the module itself counts (arena, tables; the xarray of
+ * STATS says what the module itself counts (the mapping's pages, its index
+ * arrays, kernel-only objects, tables; see report.py; formerly the xarray of
  * handles and small objects are not counted there).
  *
  *   UBENCH memory n=N content=C entries=E arena=A table=T slots=S
+ *                 map=M index=I kbytes=K (STATS since 1.6; M, I, K may be
+ *                 absent from older runs)
  *                 kernel=K slab=S vmalloc=V percpu=P released=R
  *   UBENCH memory-redis n=N content=C used=U     (with --redis)
  *
@@ -139,11 +142,14 @@ int main(int argc, char **argv)
 	close(fd);
 	sleep(1);
 	memstat(&m2);
-	ub_out("memory n=%u content=%llu entries=%llu arena=%llu table=%llu slots=%llu kernel=%lld slab=%lld vmalloc=%lld percpu=%lld current=%lld released=%lld",
+	ub_out("memory n=%u content=%llu entries=%llu arena=%llu table=%llu slots=%llu map=%llu index=%llu kbytes=%llu kernel=%lld slab=%lld vmalloc=%lld percpu=%lld current=%lld released=%lld",
 	       n, (unsigned long long)content, (unsigned long long)st.entries,
 	       (unsigned long long)st.arena_bytes,
 	       (unsigned long long)st.table_bytes,
-	       (unsigned long long)st.table_slots, m1.kernel - m0.kernel,
+	       (unsigned long long)st.table_slots,
+	       (unsigned long long)st.map_bytes,
+	       (unsigned long long)st.index_bytes,
+	       (unsigned long long)st.kernel_bytes, m1.kernel - m0.kernel,
 	       m1.slab - m0.slab, m1.vmalloc - m0.vmalloc,
 	       m1.percpu - m0.percpu, m1.current - m0.current,
 	       m2.kernel - m0.kernel);

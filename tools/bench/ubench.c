@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "blake3.h"
-#include "hash.h"
 #include "ubench.h"
 
 /* ---- output and time ---------------------------------------------------- */
@@ -367,7 +366,7 @@ static uint64_t ub_local_hash(struct ub_interner *t, const void *data,
 	uint64_t h;
 
 	if (t->kind == UB_HASH_FAST)
-		return uq_hash(data, len, 0x5bd1e9955bd1e995ULL);
+		return uniqd_maphash(0x5bd1e9955bd1e995ULL, 0, 0, data, len);
 	uniqd_blake3_hash(t->key, data, len, out, sizeof(out));
 	memcpy(&h, out, sizeof(h));
 	return h;

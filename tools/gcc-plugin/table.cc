@@ -8,7 +8,8 @@
  */
 #include <cstring>
 
-#include "hash.h"	/* tools/libuniqd: uq_hash() */
+#include <linux/uniqd.h>	/* uniqd_maphash() */
+
 #include "plugin.h"
 
 namespace {
@@ -65,8 +66,8 @@ table tab;
 uint64_t uq_private_intern(uint32_t class_id, const void *data, size_t len,
 			   bool *created)
 {
-	/* The class goes into the seed: equal bytes of two classes differ. */
-	uint64_t h = uq_hash(data, len, class_id) | 1;
+	/* The class is hashed too: equal bytes of two classes differ. */
+	uint64_t h = uniqd_maphash(0, 0, class_id, data, (uint32_t)len) | 1;
 	size_t mask = tab.slots.size() - 1;
 
 	*created = false;

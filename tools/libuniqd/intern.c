@@ -4,8 +4,9 @@
  * cache.
  *
  * The cache is 4-way set-associative, one cache line a slot, indexed by the
- * top bits of a 64-bit hash of (pool serial, class id, content). A slot
- * keeps the full hash, the pool serial, the class id, the length, the
+ * top bits of the key's one hash, uq_key_hash(): the mapped index's hash of
+ * (class id, content), made once and reused by the probe of the mapping. A
+ * slot keeps the full hash, the pool serial, the class id, the length, the
  * content itself (inline up to UQ_INLINE_MAX bytes, in a malloc()ed copy of
  * UQ_HEAP_MAX bytes up to that; longer keys are never cached) and the
  * handle. A hit compares all of them, the content byte for byte: a hash
@@ -30,7 +31,8 @@
  * Each thread owns its cache alone: a hit is one thread-local access (the
  * cache pointer in uq_tls), the hash and a few loads, all inline in
  * uniqd_intern(): no call, lock, atomic or system call. A miss goes on to
- * the mapping and the kernel with the hash already made (uq_intern_slow()).
+ * the mapping, whose probe takes the same hash, and the kernel
+ * (uq_intern_slow()).
  * The cache is allocated on first use and freed by the pthread key
  * destructor of tls.c when the thread exits.
  */
@@ -143,6 +145,23 @@ static struct uq_cache *uq_cache_new(struct uq_tls *t)
 	c->shift = 64 - UQ_SET_BITS_MIN;
 	t->cache = c;
 	return c;
+}
+
+/* Native loads of possibly unaligned bytes, for comparing keys. */
+static UQ_ALWAYS_INLINE uint64_t uq_rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static UQ_ALWAYS_INLINE uint32_t uq_rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
 }
 
 /* The first slot of the set HASH maps to. */
@@ -341,8 +360,9 @@ void uniqd_cache_clear(void)
 
 /*
  * Past the cache: the mapping, then the kernel. C is the thread's cache (or
- * NULL: none for this call) and HASH the key's hash in it; the answer goes
- * into C. Out of line, so that uniqd_intern()'s hit path stays small.
+ * NULL: none for this call) and HASH the key's uq_key_hash(), or 0 if the
+ * cache did not need it; the answer goes into C. Out of line, so that
+ * uniqd_intern()'s hit path stays small.
  */
 static uint64_t __attribute__((noinline))
 uq_intern_slow(uniqd_pool *pool, struct uq_tls *t, struct uq_cache *c,
@@ -355,7 +375,11 @@ uq_intern_slow(uniqd_pool *pool, struct uq_tls *t, struct uq_cache *c,
 
 	/* Content any process interned is in the mapping: no system call. */
 	if (pool->map.base && !(flags & UNIQD_NOCACHE)) {
-		uint64_t h = uq_map_find(pool, t, class_id, data, len);
+		uint64_t h;
+
+		if (!hash)
+			hash = uq_key_hash(pool, class_id, data, len);
+		h = uq_map_find(pool, t, class_id, data, len, hash);
 
 		if (h) {
 			if (status)
@@ -599,8 +623,13 @@ size_t uniqd_intern_many(uniqd_pool *pool, struct uniqd_item *items,
 				c->misses++;
 			}
 			if (pool->map.base && use_cache) {
-				uint64_t h = uq_map_find(pool, t, it->class_id,
-							 it->data, it->len);
+				uint64_t h;
+
+				if (!hash)
+					hash = uq_key_hash(pool, it->class_id,
+							   it->data, it->len);
+				h = uq_map_find(pool, t, it->class_id, it->data,
+						it->len, hash);
 
 				if (h) {
 					it->handle = h;

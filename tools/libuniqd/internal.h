@@ -11,12 +11,19 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <linux/uniqd.h>
+#include <linux/types.h>
 
 #define UQ_ALWAYS_INLINE inline __attribute__((always_inline))
-/* The hash is the larger part of a cache hit: no call for it (hash.h). */
-#define UQ_HASH_INLINE UQ_ALWAYS_INLINE
-#include "hash.h"
+
+/*
+ * The index hash is the larger part of a cache hit, which makes no call:
+ * declared here first, always inlined, before the uapi header defines it.
+ */
+static UQ_ALWAYS_INLINE __u64 uniqd_maphash(__u64 seed0, __u64 seed1,
+					    __u32 class_id, const void *data,
+					    __u32 len);
+#include <linux/uniqd.h>
+
 #include "libuniqd.h"
 
 #define UQ_HIDDEN __attribute__((visibility("hidden")))
@@ -158,9 +165,13 @@ void uq_cache_free(struct uq_cache *c) UQ_HIDDEN;
 /* The mapping: set up after ATTACH, torn down by uniqd_close(). */
 void uq_map_open(uniqd_pool *pool, bool off) UQ_HIDDEN;
 void uq_map_close(uniqd_pool *pool) UQ_HIDDEN;
-/* The handle of (class, content) if the mapping holds it, else 0; counted in T. */
+/*
+ * The handle of (class, content) if the mapping holds it, else 0; counted
+ * in T. HASH is the key's uq_key_hash(), which for a mapped pool is its
+ * index hash.
+ */
 uint64_t uq_map_find(const uniqd_pool *pool, struct uq_tls *t, uint32_t class_id,
-		     const void *data, size_t len) UQ_HIDDEN;
+		     const void *data, size_t len, uint64_t hash) UQ_HIDDEN;
 /* The mapped record of HANDLE, or NULL (then ask the kernel). */
 const struct uniqd_map_rec *uq_map_rec(const uniqd_pool *pool,
 				       uint64_t handle) UQ_HIDDEN;
@@ -185,12 +196,19 @@ uniqd_pool *uq_open(const char *device, const void *name, size_t name_len,
 /* Allocate a pool serial: unique in the process, never 0. 0 when exhausted. */
 uint32_t uq_new_serial(void) UQ_HIDDEN;
 
+/*
+ * The one hash of a key, made once per call: it picks the thread cache's
+ * set and, for a mapped pool, is the index hash the probe needs (the uapi
+ * header's, under the mapping's seed). An unmapped pool's seed is 0: only
+ * the cache uses the hash then, and a slot also matches the pool serial.
+ * Never 0 (the index hash's high half never is): 0 means "not made yet".
+ */
 static UQ_ALWAYS_INLINE uint64_t uq_key_hash(const uniqd_pool *pool,
 					     uint32_t class_id,
 					     const void *data, size_t len)
 {
-	return uq_hash(data, len,
-		       ((uint64_t)pool->head.serial_ << 32) | class_id);
+	return uniqd_maphash(pool->map.seed[0], pool->map.seed[1], class_id,
+			     data, (uint32_t)len);
 }
 
 #endif /* LIBUNIQD_INTERNAL_H */

@@ -136,10 +136,10 @@ static const struct uniqd_map_rec *uq_map_entry(const struct uq_map *m,
 }
 
 uint64_t uq_map_find(const uniqd_pool *p, struct uq_tls *t, uint32_t class_id,
-		     const void *data, size_t len)
+		     const void *data, size_t len, uint64_t hash)
 {
 	const struct uq_map *m = &p->map;
-	uint64_t w, mask, off, h;
+	uint64_t w, mask, off;
 	const uint64_t *slots;
 	uint32_t tag, log2;
 
@@ -154,8 +154,7 @@ uint64_t uq_map_find(const uniqd_pool *p, struct uq_tls *t, uint32_t class_id,
 		return 0;
 	slots = (const uint64_t *)(m->base + off);
 	mask = (1ULL << log2) - 1;
-	h = uniqd_maphash(m->seed[0], m->seed[1], class_id, data, (uint32_t)len);
-	tag = (uint32_t)(h >> 32);
+	tag = (uint32_t)(hash >> 32);
 	for (uint32_t i = 0; i < m->probe; i++) {
 		uint64_t v = UQ_LOAD(&slots[(tag + i) & mask]);
 		const struct uniqd_map_rec *r;

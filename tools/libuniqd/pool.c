@@ -345,7 +345,8 @@ uint32_t uniqd_class_n(uniqd_pool *pool, const void *name, size_t len,
 			ENAMETOOLONG : EINVAL, &f);
 		return 0;
 	}
-	hash = uq_hash(name, len, 0);
+	/* The library's one hash (the uapi header's), without seed or class. */
+	hash = uniqd_maphash(0, 0, 0, name, (uint32_t)len);
 	pthread_mutex_lock(&pool->class_lock);
 	id = uq_class_get(pool, hash, name, (uint32_t)len);
 	pthread_mutex_unlock(&pool->class_lock);

@@ -4,7 +4,7 @@
  * loaded (after uniqd.ko, which registers the "blake3" shash) and print
  * KTAP to the kernel log. See Documentation/debug-kernel.rst.
  *
- * The tables, the arena, pools, classes, keys and the module parameters
+ * The tables, the map, pools, classes, entries, keys and the module parameters
  * are compiled into this module from uniqd's own sources (src_*.c), so this
  * module has its own registry of pools and its own parameters (with
  * uniqd.ko's defaults), separate from uniqd.ko's and from /dev/uniqd.

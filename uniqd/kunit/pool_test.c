@@ -17,6 +17,9 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
+#include "class.h"
+#include "entry.h"
+#include "map.h"
 #include "pool.h"
 #include "uniqd_kunit.h"
 
@@ -129,11 +132,10 @@ static struct uniqd_stats uk_stats(struct uniqd_pool *pool)
 static void uk_expect_rec(struct kunit *test, struct uniqd_pool *pool,
 			  u64 handle, u32 class_id, const void *data, u32 len)
 {
-	struct uniqd_rec *rec = uniqd_resolve(pool, handle);
+	const struct uniqd_map_rec *rec = uniqd_resolve(pool, handle);
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, rec);
 	KUNIT_EXPECT_EQ(test, rec->class_id, class_id);
-	KUNIT_EXPECT_EQ(test, rec->idx, (u32)handle);
 	KUNIT_ASSERT_EQ(test, rec->len, len);
 	KUNIT_EXPECT_MEMEQ(test, rec->data, data, len);
 }
@@ -361,7 +363,7 @@ static void class_limit_max_classes(struct kunit *test)
 }
 
 /*
- * Class names take arena bytes too: 200-byte names take 232 each, 17 of
+ * Class names take record bytes (max_bytes) too: 200-byte names take 232 each, 17 of
  * them 3944 of 4096 bytes; the 18th is refused, a 1-byte name (40) fits.
  */
 static void class_limit_max_bytes(struct kunit *test)
@@ -545,8 +547,10 @@ static void intern_bad_pointer(struct kunit *test)
 }
 
 /*
- * 2000 entries in one class: its table grows 64 -> 4096 buckets; handles are
- * dense and every one still resolves and is found again.
+ * 2000 entries in one class: the one table (the mapped index) grows 1024 ->
+ * 4096 slots, and the class has a kernel-only table only if a full window
+ * left one of its entries out;
+ * handles are dense and every one still resolves and is found again.
  */
 static void intern_level2_growth(struct kunit *test)
 {
@@ -567,9 +571,11 @@ static void intern_level2_growth(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, (u32)h, k + 1);
 		content += len;
 	}
-	uk_table_settle(&cls->table);
-	KUNIT_EXPECT_EQ(test, uniqd_table_size(&cls->table), 4096U);
-	KUNIT_EXPECT_EQ(test, uk_stats(pool).table_slots, 4096ULL);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).index_slots, 4096ULL);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).map_indexed +
+			      uk_stats(pool).map_overflow, (u64)n);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).table_slots,
+			cls->left_out ? uniqd_table_size(cls->left_out) : 0);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, (u64)n);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).bytes, content);
 	for (k = 0; k < n; k++) {
@@ -581,10 +587,11 @@ static void intern_level2_growth(struct kunit *test)
 	}
 }
 
-/* Contents beyond the stack copy and beyond an arena chunk's share. */
+/* Contents beyond the stack copy and beyond a record chunk's share. */
 static void intern_big_content(struct kunit *test)
 {
-	static const u32 lens[] = { 256, 257, 4096, UNIQD_ARENA_BIG + 1,
+	static const u32 lens[] = { 256, 257, 4096,
+				    (UNIQD_MAP_CHUNK_PAGES << PAGE_SHIFT) / 8 + 1,
 				    65536 };
 	struct uniqd_pool *pool = uk_pool(test, "big", 0, 0, 0);
 	struct uniqd_kclass *cls = uk_class(test, pool, "c");
@@ -661,7 +668,7 @@ static void limit_max_entries(struct kunit *test)
 }
 
 /*
- * max_bytes counts arena bytes exactly: a 100-byte content takes 136, the
+ * max_bytes counts record bytes exactly: a 100-byte content takes 136, the
  * class name 40; after 29 of them 112 bytes are left, which an 80-byte
  * content fills to the byte and nothing, not even the empty content, fits.
  */
@@ -924,11 +931,12 @@ static void intern_concurrent(struct kunit *test)
 /* The u64 at offset @off of the mapping, through its page. */
 static u64 uk_map_word(struct uniqd_map *m, u64 off)
 {
-	struct page *page = xa_load(&m->pages, off >> PAGE_SHIFT);
+	/* m->pages holds each page's kernel address. */
+	u8 *page = xa_load(&m->pages, off >> PAGE_SHIFT);
 
 	if (!page)
 		return ~0ULL;	/* a reader would SIGBUS: never expected */
-	return *(u64 *)(page_address(page) + (off & ~PAGE_MASK));
+	return *(u64 *)(page + offset_in_page(off));
 }
 
 /* What a reader finds for (@cls, @data): the idx, or 0. */
@@ -962,9 +970,10 @@ static u32 uk_map_find(struct uniqd_map *m, u32 cls, const void *data, u32 len)
 }
 
 /*
- * 3000 entries: the index doubles from 1024 slots to 8192; after each
- * entry, every entry so far is found through the current array, and the
- * first array, retired long ago, still holds exactly what it held.
+ * 3000 entries: the index doubles from 1024 slots to 8192; every entry is
+ * found through the current array, and each retired array was given back:
+ * its pages are out of the map (a process reads the zero page there) and
+ * only the current array's bytes are counted.
  */
 static void map_index_growth(struct kunit *test)
 {
@@ -973,7 +982,7 @@ static void map_index_growth(struct kunit *test)
 	struct uniqd_kclass *cls = uk_class(test, pool, "c");
 	void __user *ubuf = uk_user_buf(test);
 	struct uniqd_map *m = &pool->map;
-	u64 first = 0, first_sum = 0, sum = 0, h;
+	u64 first = 0, h;
 	u32 k, j, len, found;
 	bool created, retired = false;
 	char key[80];
@@ -986,23 +995,19 @@ static void map_index_growth(struct kunit *test)
 		if (!first)
 			first = READ_ONCE(m->hdr->index);
 		/*
-		 * The insert that grew the index retired the first array: its
-		 * words as they are now must never change. (Not at a fixed
-		 * k: an entry left out by a full window grows it later.)
+		 * The insert that grew the index gave the first array back.
+		 * (Not at a fixed k: an entry left out by a full window grows
+		 * it later.)
 		 */
-		if (!retired && READ_ONCE(m->hdr->index) != first) {
+		if (!retired && READ_ONCE(m->hdr->index) != first)
 			retired = true;
-			for (j = 0; j < 1024; j++)
-				first_sum += uk_map_word(m, UNIQD_MAP_INDEX_OFF(first) +
-							 8 * j);
-		}
 	}
 	KUNIT_EXPECT_TRUE(test, retired);
 	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_LOG2(first), 10U);
 	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_LOG2(m->hdr->index), 13U);
-	for (j = 0; j < 1024; j++)
-		sum += uk_map_word(m, UNIQD_MAP_INDEX_OFF(first) + 8 * j);
-	KUNIT_EXPECT_EQ(test, sum, first_sum);
+	for (j = 0; j < 2; j++)
+		KUNIT_EXPECT_NULL(test, xa_load(&m->pages,
+						(UNIQD_MAP_INDEX_OFF(first) >> PAGE_SHIFT) + j));
 
 	found = 0;
 	for (k = 0; k < n; k++) {
@@ -1012,8 +1017,8 @@ static void map_index_growth(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, found + uk_stats(pool).map_overflow, (u64)n);
 	KUNIT_EXPECT_EQ(test, (u64)found, uk_stats(pool).map_indexed);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).index_slots, 8192ULL);
-	/* 1024 + 2048 + 4096 + 8192 slots of 8 bytes. */
-	KUNIT_EXPECT_EQ(test, uk_stats(pool).index_bytes, 15360ULL * 8);
+	/* Only the current array: 8192 slots of 8 bytes. */
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).index_bytes, 8192ULL * 8);
 }
 
 /* The header says what the pool is, and never holds a kernel address. */

@@ -18,7 +18,6 @@
 #include <linux/string.h>
 #include <linux/workqueue.h>
 
-#include "arena.h"
 #include "table.h"
 #include "uniqd_kunit.h"
 
@@ -63,20 +62,36 @@ static void uk_table_destroy(void *t)
 	uniqd_table_destroy(t);
 }
 
-static void uk_arena_destroy(void *a)
-{
-	uniqd_arena_destroy(a);
-}
-
 /*
- * A table and the arena its test's records come from. rhashtable's worker
- * reads records while it rehashes, so the table is destroyed (its worker
- * cancelled) before the records are freed: KUnit runs actions last first.
+ * A test's record, kmalloc()ed as the module's are: the table frees those
+ * it holds when destroyed, the test those it never inserted (the record
+ * comes first, so that the table's kfree() frees the whole box).
  */
+struct uk_box {
+	struct uniqd_rec rec;
+	struct list_head node;		/* in uk_tab.boxes */
+	u8 data[];
+};
+
+/* A table and the records its test made. */
 struct uk_tab {
 	struct uniqd_table t;
-	struct uniqd_arena arena;
+	struct list_head boxes;
 };
+
+/*
+ * Runs before the table is destroyed (KUnit runs actions last first): a
+ * record never inserted was never published, and is the test's to free.
+ */
+static void uk_boxes_free(void *arg)
+{
+	struct uk_tab *tab = arg;
+	struct uk_box *b, *next;
+
+	list_for_each_entry_safe(b, next, &tab->boxes, node)
+		if (!(b->rec.flags & UNIQD_REC_PUBLISHED))
+			kfree(b);
+}
 
 static struct uniqd_table *uk_table_new(struct kunit *test)
 {
@@ -84,30 +99,30 @@ static struct uniqd_table *uk_table_new(struct kunit *test)
 
 	tab = kunit_kzalloc(test, sizeof(*tab), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, tab);
-	uniqd_arena_init(&tab->arena);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, uk_arena_destroy,
-							&tab->arena), 0);
+	INIT_LIST_HEAD(&tab->boxes);
 	KUNIT_ASSERT_EQ(test, uniqd_table_init(&tab->t), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, uk_table_destroy,
 							&tab->t), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, uk_boxes_free,
+							tab), 0);
 	return &tab->t;
 }
 
-/* A record for table @t, from its arena. */
+/* A record for table @t, freed with the test. */
 static struct uniqd_rec *uk_rec(struct kunit *test, struct uniqd_table *t,
 				u32 idx, const void *data, u32 len)
 {
 	struct uk_tab *tab = container_of(t, struct uk_tab, t);
-	struct uniqd_rec *rec;
+	struct uk_box *b;
 
-	rec = uniqd_arena_alloc(&tab->arena, sizeof(*rec) + ALIGN(len, 8));
-	KUNIT_ASSERT_NOT_NULL(test, rec);
-	memset(rec, 0, sizeof(*rec));
-	rec->idx = idx;
-	rec->len = len;
-	memcpy(rec + 1, data, len);
-	rec->data = (const u8 *)(rec + 1);
-	return rec;
+	b = kzalloc(struct_size(b, data, len), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	list_add(&b->node, &tab->boxes);
+	b->rec.idx = idx;
+	b->rec.len = len;
+	memcpy(b->data, data, len);
+	b->rec.data = b->data;
+	return &b->rec;
 }
 
 static struct uniqd_rec *uk_rec_str(struct kunit *test, struct uniqd_table *t,
@@ -476,8 +491,8 @@ static void table_publish_race(struct kunit *test)
 }
 
 /*
- * Concurrency: inserter kthreads insert the same keys (records from an
- * arena, as the module does) in different orders while reader kthreads
+ * Concurrency: inserter kthreads insert the same keys (kmalloc()ed
+ * records, as the module's) in different orders while reader kthreads
  * look them up, across every growth from 64 to 4096 buckets. Groups of four
  * keys share one 64-bit hash. Every key must end up in the table exactly
  * once, every insert of it must return that one record, a key once in the
@@ -490,7 +505,6 @@ static void table_publish_race(struct kunit *test)
 
 struct uk_conc {
 	struct uniqd_table t;
-	struct uniqd_arena arena;
 	struct uniqd_rec *winner[UK_CONC_KEYS];	/* the record of each key */
 	struct uniqd_rec *published[UK_CONC_KEYS];	/* by the callback */
 	atomic_t inserted[UK_CONC_KEYS];	/* inserts that added their record */
@@ -547,12 +561,12 @@ static int uk_conc_insert(struct uk_conc *c, unsigned int id)
 
 	for (j = 0; j < UK_CONC_KEYS; j++, k = (k + step) % UK_CONC_KEYS) {
 		u32 len = uk_conc_key(k, buf);
-		size_t size = sizeof(struct uniqd_rec) + ALIGN(len, 8);
+		size_t size = sizeof(struct uniqd_rec) + len;
 		struct uniqd_rec *rec, *got, *old;
 
-		rec = uniqd_arena_alloc(&c->arena, size);
+		rec = kmalloc(size, GFP_KERNEL);
 		if (!rec) {
-			uk_conc_error(c, "arena alloc", k);
+			uk_conc_error(c, "record alloc", k);
 			break;
 		}
 		rec->idx = k;
@@ -563,13 +577,15 @@ static int uk_conc_insert(struct uk_conc *c, unsigned int id)
 		got = uniqd_table_insert(&c->t, uk_conc_hash(k), rec,
 					 uk_conc_publish, c);
 		if (IS_ERR(got)) {
+			kfree(rec);
 			uk_conc_error(c, "insert failed", k);
 			break;
 		}
+		/* The table owns what it holds; a loser stays ours. */
 		if (got == rec)
 			atomic_inc(&c->inserted[k]);
 		else
-			uniqd_arena_unalloc(&c->arena, rec, size);
+			kfree(rec);
 		if (!uk_conc_match(got, k))
 			uk_conc_error(c, "insert returned another key", k);
 		if (READ_ONCE(c->published[k]) != got)
@@ -627,7 +643,6 @@ static void uk_conc_free(void *data)
 	struct uk_conc *c = data;
 
 	uniqd_table_destroy(&c->t);
-	uniqd_arena_destroy(&c->arena);
 	kvfree(c);
 }
 
@@ -647,9 +662,7 @@ static void table_concurrent(struct kunit *test)
 
 	c = kvzalloc(sizeof(*c), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, c);
-	uniqd_arena_init(&c->arena);
 	if (uniqd_table_init(&c->t)) {
-		uniqd_arena_destroy(&c->arena);
 		kvfree(c);
 		KUNIT_FAIL_AND_ABORT(test, "uniqd_table_init");
 	}

@@ -185,11 +185,16 @@ struct uniqd_class_info {
 struct uniqd_stats {
 	__u64 entries;		/* interned entries (not counting class names) */
 	__u64 bytes;		/* content bytes of those entries */
-	__u64 arena_bytes;	/* arena memory used, headers and padding included */
-	__u64 table_bytes;	/* memory of all hash tables */
+	/*
+	 * arena_bytes: ALIGN(32 + len, 8) per class name and per entry, the
+	 * unit max_bytes limits. The name stays for the ABI; since 1.6 no
+	 * arena holds them (memory: map_bytes, kernel_bytes, table_bytes).
+	 */
+	__u64 arena_bytes;	/* record bytes, what max_bytes limits */
+	__u64 table_bytes;	/* bucket arrays: class names, left-out tables */
 	__u64 hits;		/* keys (INTERN/LOOKUP) that found an entry */
 	__u64 misses;		/* INTERN that created, LOOKUP that found none */
-	__u64 table_slots;	/* sum of the per-class table sizes */
+	__u64 table_slots;	/* buckets of the classes' left-out tables */
 	__u64 max_bytes;	/* the pool's limits */
 	__u64 max_entries;
 	__u32 classes;		/* registered classes */
@@ -203,6 +208,8 @@ struct uniqd_stats {
 	__u64 map_overflow;	/* entries left out of it (probe window full) */
 	__u64 index_slots;	/* slots of the current mapped index */
 	__u64 index_bytes;	/* every index array, the retired ones too */
+	/* Since UNIQD_MAP_VERSION's one table (1.6): */
+	__u64 kernel_bytes;	/* kmalloc()ed: classes, names, left-out entries */
 };
 
 /* STATS as ABI 1 first published it (up to attached); still accepted. */

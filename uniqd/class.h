@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * uniqd: classes, level 1 of the two-level table (class.c).
+ */
+#ifndef UNIQD_CLASS_H
+#define UNIQD_CLASS_H
+
+#include <linux/types.h>
+
+struct uniqd_kclass;
+struct uniqd_pool;
+
+int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
+		    bool create, u32 *id, bool *created);
+struct uniqd_kclass *uniqd_class_find(struct uniqd_pool *pool, u32 id);
+
+#endif /* UNIQD_CLASS_H */

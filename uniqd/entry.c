@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uniqd: entries.
+ *
+ * An entry is stored once, in the mapping (map.c): its record, its handle
+ * slot entries[idx] and its slot in the mapped index (index.c), the one
+ * table that the kernel and every process probe. Beside it the kernel keeps
+ * only what the index cannot hold: in each class's kernel-only table
+ * (cls->left_out, keyed by BLAKE3 under the pool's secret key), the entries
+ * whose probe window was full. Keys crafted to collide under the public
+ * index hash thus cost every call bounded work: at most UNIQD_MAP_PROBE
+ * slots, then one keyed hash and a table the attacker cannot aim at.
+ *
+ * Finding takes no lock: the index probe and, only when the window was
+ * full, the keyed hash and the kernel-only table. Creating holds map->lock
+ * from a second probe to the publication: no two callers create one key,
+ * and nothing is allocated that is not published but on an error (then it
+ * is given back under the same hold of the lock). Order of publication:
+ * the record, entries[idx] (release), then the index slot or the
+ * kernel-only record (release): whoever finds an entry can resolve it.
+ */
+#include <linux/err.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "class.h"
+#include "entry.h"
+#include "keys.h"
+#include "map.h"
+#include "pool.h"
+#include "quota.h"
+#include "trace.h"
+
+/* Contents up to this long are copied to the stack, longer ones to the heap. */
+#define UNIQD_KEY_ON_STACK	256
+
+/* A key being looked up or created, with the hashes computed so far. */
+struct uniqd_ekey {
+	const u8 *data;
+	u32 len;
+	bool keyed;		/* khash computed */
+	u64 ihash;		/* the index hash, always */
+	u64 khash;		/* keyed BLAKE3, only for a full window */
+};
+
+static int uniqd_ekey_khash(struct uniqd_pool *pool, struct uniqd_ekey *k)
+{
+	int ret;
+
+	if (k->keyed)
+		return 0;
+	ret = uniqd_keys_hash(pool->hash_tfm, k->data, k->len, &k->khash);
+	k->keyed = !ret;
+	return ret;
+}
+
+/* The entry of @k in @cls: its index in *@idx, or 0. */
+static int uniqd_entry_find(struct uniqd_pool *pool, struct uniqd_kclass *cls,
+			    struct uniqd_ekey *k, u32 *idx)
+{
+	struct uniqd_table *t;
+	struct uniqd_rec *rec;
+	bool full;
+	int ret;
+
+	*idx = uniqd_index_find(&pool->map, k->ihash, cls->id, k->data, k->len,
+				&full);
+	if (*idx || !full)
+		return 0;
+	/* Pairs with the release in uniqd_entry_kernel(). */
+	t = smp_load_acquire(&cls->left_out);
+	if (!t)
+		return 0;
+	ret = uniqd_ekey_khash(pool, k);
+	if (ret)
+		return ret;
+	rec = uniqd_table_find(t, k->khash, k->data, k->len);
+	*idx = rec ? rec->idx : 0;
+	return 0;
+}
+
+/* Runs under the kernel-only table's lock, before the record is found. */
+static void uniqd_entry_publish(void *ctx, struct uniqd_rec *rec)
+{
+	uniqd_map_entry_publish(ctx);
+}
+
+/*
+ * Put entry @idx (@data, @len in its mapped record; keyed hash @khash)
+ * into @cls's kernel-only table; @slot, if not NULL, is published right
+ * before it can be found. 0 also if an equal record is there already
+ * (only a growth meets one: an entry the index left out before).
+ */
+static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
+			      const u8 *data, u32 len,
+			      struct uniqd_map_slot *slot)
+{
+	struct uniqd_pool *pool = cls->pool;
+	struct uniqd_table *t = cls->left_out;
+	struct uniqd_rec *rec, *got;
+
+	lockdep_assert_held(&pool->map.lock);
+	if (!t) {
+		t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+		if (!t)
+			return -ENOMEM;
+		if (uniqd_table_init(t)) {
+			kfree(t);
+			return -ENOMEM;
+		}
+		/* Pairs with the acquire in uniqd_entry_find(). */
+		smp_store_release(&cls->left_out, t);
+		atomic64_add(kmalloc_size_roundup(sizeof(*t)),
+			     &pool->kernel_bytes);
+	}
+	rec = kmalloc(sizeof(*rec), GFP_KERNEL_ACCOUNT);
+	if (!rec)
+		return -ENOMEM;
+	rec->idx = idx;
+	rec->class_id = cls->id;
+	rec->len = len;
+	rec->data = data;
+	got = uniqd_table_insert(t, khash, rec,
+				 slot ? uniqd_entry_publish : NULL, slot);
+	if (got == rec) {
+		atomic64_add(kmalloc_size_roundup(sizeof(*rec)),
+			     &pool->kernel_bytes);
+		return 0;
+	}
+	kfree(rec);
+	return PTR_ERR_OR_ZERO(got);
+}
+
+/*
+ * An index growth leaves out entry @idx, which the old array held: it goes
+ * into its class's kernel-only table first (index.c's design comment).
+ */
+static int uniqd_entry_out(void *ctx, u32 idx)
+{
+	struct uniqd_pool *pool = ctx;
+	const struct uniqd_map_rec *r = uniqd_map_entry(&pool->map, idx);
+	struct uniqd_kclass *cls;
+	u64 khash;
+	int ret;
+
+	if (WARN_ON_ONCE(!r))
+		return -EIO;
+	cls = uniqd_class_find(pool, r->class_id);
+	if (WARN_ON_ONCE(!cls))
+		return -EIO;
+	ret = uniqd_keys_hash(pool->hash_tfm, r->data, r->len, &khash);
+	if (ret)
+		return ret;
+	return uniqd_entry_kernel(cls, khash, idx, r->data, r->len, NULL);
+}
+
+/*
+ * Create the entry of @k in @cls, which map->lock (held) has kept absent
+ * since it was looked for: its index in *@idx. Errors: -EDQUOT (a limit),
+ * -ENOMEM, or the keyed hash's.
+ */
+static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
+			      struct uniqd_ekey *k, u32 *idx)
+{
+	struct uniqd_map *m = &pool->map;
+	size_t size = UNIQD_REC_SIZE(k->len);
+	struct uniqd_map_slot s;
+	bool back = true;
+	u64 *slot;
+	u32 n;
+	int ret;
+
+	lockdep_assert_held(&m->lock);
+	if (!uniqd_pool_reserve(pool, size)) {
+		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, -EDQUOT);
+		return -EDQUOT;
+	}
+	/* The caller's users pay for the entry until the pool dies. */
+	ret = uniqd_quota_charge(pool, size, 1, 0);
+	if (ret)
+		goto unreserve;
+	/* Handles are dense: the next index is one past the entries. */
+	n = atomic64_read(&pool->nr_entries) + 1;
+	if (n > pool->max_entries) {
+		ret = -EDQUOT;
+		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_ENTRIES, ret);
+		goto uncharge;
+	}
+	ret = uniqd_map_entry_new(m, n, cls->id, k->data, k->len, &s);
+	if (ret)
+		goto uncharge;
+	slot = uniqd_index_reserve(m, k->ihash, uniqd_entry_out, pool);
+	if (slot) {
+		uniqd_map_entry_publish(&s);
+		uniqd_index_set(m, slot, k->ihash, n);
+	} else {
+		ret = uniqd_ekey_khash(pool, k);
+		if (!ret)
+			ret = uniqd_entry_kernel(cls, k->khash, n, s.rec->data,
+						 k->len, &s);
+		if (ret)
+			goto unnew;
+		uniqd_index_left_out(m, k->ihash, n);
+	}
+	atomic64_inc(&cls->entries);
+	atomic64_add(k->len, &pool->content_bytes);
+	atomic64_inc(&pool->nr_entries);
+	trace_uniqd_entry_create(uniqd_handle(pool, n), cls->id, k->len);
+	*idx = n;
+	return 0;
+
+	/*
+	 * Its max_bytes go back only if its space did: what still takes room
+	 * in the records region (sized from max_bytes) stays counted.
+	 */
+unnew:
+	back = uniqd_map_entry_unnew(m, &s);
+uncharge:
+	uniqd_quota_uncharge(pool, size, 1);
+unreserve:
+	if (back)
+		uniqd_pool_unreserve(pool, size);
+	return ret;
+}
+
+/*
+ * INTERN (@create) or LOOKUP @len bytes at @udata in class @cls: the handle,
+ * and whether this call created the entry. Errors: -EFAULT, -ENOMEM,
+ * -ENOENT (LOOKUP miss), -EDQUOT (a limit stops a new entry).
+ */
+int uniqd_intern(struct uniqd_pool *pool, struct uniqd_kclass *cls,
+		 const void __user *udata, u32 len, bool create,
+		 u64 *handle, bool *created)
+{
+	u8 stack[UNIQD_KEY_ON_STACK];
+	struct uniqd_ekey k = { .len = len };
+	void *buf = stack;
+	u32 idx;
+	int ret;
+
+	*created = false;
+	if (len > sizeof(stack)) {
+		buf = kvmalloc(len, GFP_KERNEL_ACCOUNT);
+		if (!buf)
+			return -ENOMEM;
+	}
+	ret = -EFAULT;
+	if (copy_from_user(buf, udata, len))
+		goto out;
+	k.data = buf;
+	k.ihash = uniqd_index_hash(&pool->map, cls->id, buf, len);
+	ret = uniqd_entry_find(pool, cls, &k, &idx);
+	if (!ret && !idx && create) {
+		mutex_lock(&pool->map.lock);
+		ret = uniqd_entry_find(pool, cls, &k, &idx);
+		if (!ret && !idx) {
+			ret = uniqd_entry_create(pool, cls, &k, &idx);
+			*created = !ret;
+		}
+		mutex_unlock(&pool->map.lock);
+	}
+	if (ret)
+		goto out;
+	if (!idx) {
+		this_cpu_inc(pool->stats->misses);
+		ret = -ENOENT;
+		goto out;
+	}
+	if (*created)
+		this_cpu_inc(pool->stats->misses);
+	else
+		this_cpu_inc(pool->stats->hits);
+	*handle = uniqd_handle(pool, idx);
+out:
+	if (buf != stack)
+		kvfree(buf);
+	return ret;
+}
+
+/*
+ * The mapped record of @handle, kernel address: ERR_PTR(-EXDEV) if of
+ * another pool, -ENOENT if it names no entry.
+ */
+const struct uniqd_map_rec *uniqd_resolve(struct uniqd_pool *pool, u64 handle)
+{
+	const struct uniqd_map_rec *r;
+
+	if ((u32)(handle >> 32) != pool->id)
+		return ERR_PTR(-EXDEV);
+	r = uniqd_map_entry(&pool->map, (u32)handle);
+	return r ?: ERR_PTR(-ENOENT);
+}
