@@ -428,88 +428,32 @@ static size_t pulled_index(const struct pulled *v, size_t n, uint64_t h)
 	return n;
 }
 
-/*
- * Check every handle record before the pool is touched: 8-byte handles,
- * each 0 or an entry of the manifest before the record. Returns their bytes.
- */
-static size_t refs_check(const struct pulled *v, const struct uniqd_item *items,
-			 const bool *ref, size_t n)
+/* uniqd_intern_refs()'s lookup: the index in the manifest, the handle kept. */
+struct ref_lookup {
+	const struct pulled *v;
+	size_t n;
+	uint64_t last;		/* the handle asked about last: a refused one */
+};
+
+static size_t ref_index(void *arg, uint64_t h)
 {
-	size_t bytes = 0;
+	struct ref_lookup *l = arg;
 
-	for (size_t i = 0; i < n; i++) {
-		if (!ref[i])
-			continue;
-		if (items[i].len % 8)
-			die("entry 0x%016" PRIx64 ": a record of handles of %zu bytes; nothing was interned",
-			    v[i].handle, (size_t)items[i].len);
-		for (size_t k = 0; k < items[i].len; k += 8) {
-			uint64_t h = uq_le_get64((const uint8_t *)items[i].data + k);
-
-			if (h && pulled_index(v, n, h) >= i)
-				die("entry 0x%016" PRIx64 " names 0x%016" PRIx64
-				    ", no entry before it; nothing was interned",
-				    v[i].handle, h);
-		}
-		bytes += items[i].len;
-	}
-	return bytes;
-}
-
-static void intern_run(uniqd_pool *pool, struct uniqd_item *items, size_t n)
-{
-	if (n && uniqd_intern_many(pool, items, n, 0) != n)
-		die("intern into '%s': %s (the entries before it are in the pool)",
-		    pool_name, uniqd_strerror(errno));
-}
-
-/*
- * Intern ITEMS in runs: a handle record is translated to local handles, and
- * a run ends before a record that names an entry of the same run.
- */
-static void intern_all(uniqd_pool *pool, const struct pulled *v,
-		       struct uniqd_item *items, const bool *ref, size_t n,
-		       uint8_t *scratch)
-{
-	size_t start = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const uint8_t *d = items[i].data;
-
-		if (!ref[i])
-			continue;
-		for (size_t k = 0; k < items[i].len; k += 8) {
-			uint64_t h = uq_le_get64(d + k);
-
-			if (h && pulled_index(v, n, h) >= start) {
-				intern_run(pool, items + start, i - start);
-				start = i;
-				break;
-			}
-		}
-		for (size_t k = 0; k < items[i].len; k += 8) {
-			uint64_t h = uq_le_get64(d + k);
-
-			uq_le_put64(scratch + k, h ? items[pulled_index(v, n, h)].handle : 0);
-		}
-		items[i].data = scratch;
-		scratch += items[i].len;
-	}
-	intern_run(pool, items + start, n - start);
+	l->last = h;
+	return pulled_index(l->v, l->n, h);
 }
 
 static int cmd_pull(struct fc_cluster *cl, const char *machine, const char *map)
 {
-	uint8_t *scratch;
-	size_t ref_bytes;
-	bool *ref;
+	struct ref_lookup look;
+	unsigned char *ref;
 	uint64_t bytes = 0, created = 0;
 	struct uniqd_device_info dev;
 	struct uniqd_item *items;
 	struct pulled *v;
 	uniqd_pool *pool;
 	FILE *out = NULL;
-	size_t n;
+	size_t n, done;
 
 	manifest_keys(machine);
 	if (uniqd_device_info(NULL, &dev))
@@ -538,11 +482,19 @@ static int cmd_pull(struct fc_cluster *cl, const char *machine, const char *map)
 		items[i].len = v[i].val->len - 4 - nlen;
 		ref[i] = is_ref_class(s + 4, nlen);
 	}
-	ref_bytes = refs_check(v, items, ref, n);
-	scratch = malloc(ref_bytes ? ref_bytes : 1);
-	if (!scratch)
-		die("out of memory");
-	intern_all(pool, v, items, ref, n, scratch);
+	/* Every record is checked before the pool gets an entry. */
+	look = (struct ref_lookup){ .v = v, .n = n };
+	done = uniqd_intern_refs(pool, items, n, ref, ref_index, &look, 0);
+	if (done < n && errno == EBADMSG && items[done].len % 8)
+		die("entry 0x%016" PRIx64 ": a record of handles of %zu bytes; nothing was interned",
+		    v[done].handle, (size_t)items[done].len);
+	if (done < n && errno == EBADMSG)
+		die("entry 0x%016" PRIx64 " names 0x%016" PRIx64
+		    ", no entry before it; nothing was interned",
+		    v[done].handle, look.last);
+	if (done < n)
+		die("intern into '%s': %s (the entries before it are in the pool)",
+		    pool_name, uniqd_strerror(errno));
 	for (size_t i = 0; i < n; i++) {
 		created += !!(items[i].status & UNIQD_CREATED);
 		if (out)
@@ -554,7 +506,6 @@ static int cmd_pull(struct fc_cluster *cl, const char *machine, const char *map)
 		die("%s: %s", map, strerror(errno));
 	printf("pulled %zu entries of %s's pool '%s' (%" PRIu64 " new here), %" PRIu64
 	       " bytes\n", n, machine, pool_name, created, bytes + n * REC);
-	free(scratch);
 	free(ref);
 	free(items);
 	free(v);

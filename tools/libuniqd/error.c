@@ -284,6 +284,14 @@ static void uq_add_call(struct uq_last *l, size_t *pos)
 			       (unsigned long long)l->num);
 		uq_add_pool(l, pos);
 		break;
+	case UQ_CALL_REFS:
+		uq_add(t, n, pos, "intern records of handles");
+		if (l->subject_len)
+			uq_add(t, n, pos, " (item %llu: %.*s)",
+			       (unsigned long long)l->num, (int)l->subject_len,
+			       l->subject);
+		uq_add_pool(l, pos);
+		break;
 	case UQ_CALL_ARGS:
 		uq_add(t, n, pos, "libuniqd call");
 		uq_add_pool(l, pos);
@@ -407,6 +415,12 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 			HINT("the snapshot's limits exceed the module's (see /sys/module/uniqd/parameters)");
 		else if (e == EDQUOT)
 			HINT("the pool's limits or your quota (max_user_entries, max_user_bytes) stop it");
+		break;
+	case UQ_CALL_REFS:
+		if (e == EBADMSG)
+			HINT("a record is a run of little-endian 64-bit handles, each 0 or naming an item before it; nothing was interned");
+		else if (e == EINVAL)
+			HINT("a pool, items, a lookup function for the records and flags of only UNIQD_NOCACHE are needed");
 		break;
 	case UQ_CALL_FOREACH:
 		if (e == EOPNOTSUPP)

@@ -432,6 +432,33 @@ int uniqd_merge_refs(uniqd_pool *pool, int fd, const char *const *refs,
 		     unsigned int flags, uint64_t **map,
 		     struct uniqd_snapshot_info *info);
 
+/* ---- records of handles (since 1.6) ------------------------------------- */
+
+/*
+ * For uniqd_intern_refs(): the index in its ITEMS of the entry HANDLE (not
+ * 0) named where the record holding it was made, or any index not before
+ * the record's own (SIZE_MAX) when it names none.
+ */
+typedef size_t (*uniqd_ref_fn)(void *arg, uint64_t handle);
+
+/*
+ * uniqd_intern_many() of ITEMS[0..COUNT), where an item with REFS[i]
+ * non-zero is a record of handles of another pool: little-endian 64-bit
+ * handles, 0 for none, each naming (LOOKUP says which) an item before it.
+ * Every record is checked first, LOOKUP called once for each handle not 0,
+ * in order; then each is interned with POOL's handles of the items it
+ * names, in runs that end before a record naming an item of the same run.
+ * REFS NULL is uniqd_intern_many(). FLAGS: UNIQD_NOCACHE. Returns COUNT,
+ * or less with errno set and ITEMS[return value] the failing item:
+ * EBADMSG when that record is not a multiple of 8 bytes or names no item
+ * before it (the last handle given to LOOKUP), and nothing was interned;
+ * otherwise as uniqd_intern_many(). The items' data is as it was on
+ * return. See uniqd_intern_refs(3).
+ */
+size_t uniqd_intern_refs(uniqd_pool *pool, struct uniqd_item *items,
+			 size_t count, const unsigned char *refs,
+			 uniqd_ref_fn lookup, void *arg, unsigned int flags);
+
 /* ---- errors ------------------------------------------------------------- */
 
 /* "EACCES" for EACCES; "E<number>" for an errno the library does not know. */

@@ -33,6 +33,7 @@
 
 #include "blake3.h"
 #include "internal.h"
+#include "refs.h"
 #include "uniqd_le.h"
 
 #define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -549,20 +550,30 @@ static int uq_snap_classes(enum uq_call call, uniqd_pool *pool,
 	return 0;
 }
 
+/* Where the saved handle H points: the index of its entry in the file. */
+static size_t uq_snap_ref_index(void *arg, uint64_t h)
+{
+	const struct uq_snap *s = arg;
+
+	if (h >> 32 != s->pool_id || !(uint32_t)h)
+		return SIZE_MAX;
+	return (uint32_t)h - 1;
+}
+
 /*
  * Which classes hold handles (REF[i] for class i + 1; REFS NULL-terminated
- * names), and check every such record before anything is interned: a run
- * of little-endian 64-bit handles, each 0 or one of the snapshot's own
- * entries before it. *BYTES gets their total length (the scratch space the
- * translated records need).
+ * names), and check every such record before anything is interned (the
+ * rule: refs.h). *POSP gets the positions of all their handles, in entry
+ * order, or NULL when there are none.
  */
 static int uq_snap_refs(uniqd_pool *pool, const struct uq_snap *s,
-			const char *const *refs, bool *ref, uint64_t *bytes)
+			const char *const *refs, bool *ref, uint64_t **posp)
 {
-	uint64_t off = s->classes_off, base = (uint64_t)s->pool_id << 32;
+	uint64_t off = s->classes_off, bytes = 0;
+	uint64_t *pos;
 	bool any = false;
 
-	*bytes = 0;
+	*posp = NULL;
 	for (uint32_t i = 0; i < s->classes; i++) {
 		uint32_t len = uq_le_get32(s->buf + off);
 
@@ -575,23 +586,40 @@ static int uq_snap_refs(uniqd_pool *pool, const struct uq_snap *s,
 	if (!any)
 		return 0;
 	off = s->entries_off;
-	for (uint64_t i = 1; i <= s->entries; i++) {
+	for (uint64_t i = 0; i < s->entries; i++) {
 		uint32_t len = uq_le_get32(s->buf + off + 4);
 
+		if (ref[uq_le_get32(s->buf + off) - 1])
+			bytes += len;
+		off += 8 + len;
+	}
+	if (!bytes)
+		return 0;
+	/* The records are in the file, which is in memory: so is this. */
+	pos = malloc(bytes);
+	if (!pos)
+		return uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
+	*posp = pos;
+	off = s->entries_off;
+	for (uint64_t i = 0; i < s->entries; i++) {
+		uint32_t len = uq_le_get32(s->buf + off + 4);
+		size_t bad;
+
 		if (ref[uq_le_get32(s->buf + off) - 1]) {
-			if (len % 8)
+			switch (uq_refs_check(s->buf + off + 8, len, i,
+					      uq_snap_ref_index, (void *)s, pos,
+					      &bad)) {
+			case UQ_REFS_OK:
+				break;
+			case UQ_REFS_LEN:
 				return uq_snap_fail(UQ_CALL_MERGE, pool, EBADMSG, off,
 						    "a record of handles is not a run of 8-byte handles");
-			for (uint32_t k = 0; k < len; k += 8) {
-				uint64_t h = uq_le_get64(s->buf + off + 8 + k);
-
-				if (h && (h >> 32 != base >> 32 || !(uint32_t)h ||
-					  (uint32_t)h >= i))
-					return uq_snap_fail(UQ_CALL_MERGE, pool, EBADMSG,
-							    off + 8 + k,
-							    "a record holds a handle of no entry before it");
+			case UQ_REFS_HANDLE:
+				return uq_snap_fail(UQ_CALL_MERGE, pool, EBADMSG,
+						    off + 8 + bad,
+						    "a record holds a handle of no entry before it");
 			}
-			*bytes += len;
+			pos += len / 8;
 		}
 		off += 8 + len;
 	}
@@ -602,13 +630,14 @@ static int uq_snap_refs(uniqd_pool *pool, const struct uq_snap *s,
  * Intern the snapshot's entries into POOL in order, in batches. MAP[i] gets
  * the handle of entry i. RESTORE: each must be new and get handle
  * pool_id << 32 | i, the one it had. REF (merge): the classes whose records
- * hold handles, translated through MAP into SCRATCH first; a batch ends
- * before a record that names an entry of the same batch.
+ * hold handles, whose positions (uq_snap_refs()) POS holds; each is
+ * translated through MAP in place, and a batch ends before a record that
+ * names an entry of the same batch.
  */
 static int uq_snap_entries(enum uq_call call, uniqd_pool *pool,
 			   const struct uq_snap *s, const uint32_t *ids,
 			   uint64_t *map, bool restore, const bool *ref,
-			   uint8_t *scratch)
+			   uint64_t *pos)
 {
 	uint32_t max = pool->max_batch ? pool->max_batch : UNIQD_BATCH_MAX;
 	uint64_t base = (uint64_t)s->pool_id << 32;
@@ -627,28 +656,18 @@ static int uq_snap_entries(enum uq_call call, uniqd_pool *pool,
 		struct uniqd_batch b;
 		uint32_t n = 0;
 
-		uint8_t *sp = scratch;
-
 		while (n < max && done + n < s->entries) {
 			uint32_t cls = uq_le_get32(s->buf + off) - 1;
 			uint32_t len = uq_le_get32(s->buf + off + 4);
 			const uint8_t *data = s->buf + off + 8;
 
 			if (ref && ref[cls]) {
-				uint32_t k;
-
-				/* Checked by uq_snap_refs(): each names an entry before. */
-				for (k = 0; k < len; k += 8) {
-					uint32_t j = (uint32_t)uq_le_get64(data + k);
-
-					if (j > done)
-						break;
-					uq_le_put64(sp + k, j ? map[j] : 0);
-				}
-				if (k < len)
+				/* Entry i is position i + 1, its handle map[i + 1]. */
+				if (!uq_refs_fits(pos, len / 8, done))
 					break;	/* an entry of this batch: the next one */
-				data = sp;
-				sp += len;
+				uq_refs_put(pos, len / 8, &map[1], sizeof(*map));
+				data = (const uint8_t *)pos;
+				pos += len / 8;
 			}
 			memset(&keys[n], 0, sizeof(keys[n]));
 			keys[n].class_id = ids[cls];
@@ -751,10 +770,9 @@ int uniqd_merge_refs(uniqd_pool *pool, int fd, const char *const *refs,
 		     unsigned int flags, uint64_t **mapp,
 		     struct uniqd_snapshot_info *info)
 {
-	uint8_t *scratch = NULL;
+	uint64_t *pos = NULL;
 	uint32_t *ids = NULL;
 	uint64_t *map = NULL;
-	uint64_t ref_bytes;
 	bool *ref = NULL;
 	struct uq_snap s;
 	int ret = -1;
@@ -771,23 +789,18 @@ int uniqd_merge_refs(uniqd_pool *pool, int fd, const char *const *refs,
 		uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
 		goto out;
 	}
-	if (uq_snap_refs(pool, &s, refs, ref, &ref_bytes))
+	if (uq_snap_refs(pool, &s, refs, ref, &pos))
 		goto out;
-	/* A batch translates at most all of them. */
-	if (ref_bytes && !(scratch = malloc(ref_bytes))) {
-		uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
-		goto out;
-	}
 	if (uq_snap_classes(UQ_CALL_MERGE, pool, &s, ids, false) ||
 	    uq_snap_entries(UQ_CALL_MERGE, pool, &s, ids, map, false,
-			    ref_bytes ? ref : NULL, scratch))
+			    pos ? ref : NULL, pos))
 		goto out;
 	uq_snap_info(&s, info);
 	*mapp = map;
 	map = NULL;
 	ret = 0;
 out:
-	free(scratch);
+	free(pos);
 	free(ref);
 	free(ids);
 	free(map);
