@@ -12,8 +12,9 @@
  *
  * Memory is read from memory.current of a child cgroup (cgroup2 is mounted
  * at /sys/fs/cgroup if it is not): it must grow roughly with the interned
- * bytes and stay within what the pool's limit allows (arena bytes plus the
- * table bytes STATS reports plus a per-entry index cost), and it must be
+ * bytes and stay within what the pool's limit allows (its record bytes,
+ * STATS.arena_bytes, plus the table bytes STATS reports plus a per-entry
+ * cost for entries[] and the index), and it must be
  * back at its baseline once the pool's last file is closed. Without a
  * cgroup2 memory controller the test falls back to Slab + VmallocUsed of
  * /proc/meminfo, with wider margins, and says so. (tests/pool_memcg.c
@@ -441,9 +442,9 @@ int main(void)
 		m0 = mem_now();
 		grown = m0 - base;
 		/*
-		 * What the limit allows: the arena (in 64 KiB chunks), the
+		 * What the limit allows: the records (in 64 KiB chunks), the
 		 * tables STATS reports (old arrays may wait for RCU: twice),
-		 * the entry index (an xarray: well under 64 bytes an entry),
+		 * entries[] and the index (well under 64 bytes an entry),
 		 * the pool itself.
 		 */
 		bound = st.arena_bytes + 65536 * 2 + 2 * st.table_bytes +
@@ -534,9 +535,8 @@ int main(void)
 		CHECK_OK(ut_stats(fd, &st));
 		grown = mem_now() - base;
 		/*
-		 * A record this big has an allocation of its own, which may
-		 * waste under 1/8 (design.rst: vmalloc() rather than a
-		 * power-of-two kmalloc()) and a page.
+		 * A record this big has mapped pages of its own, which waste
+		 * under a page each (bounded here by 1/8 and a page).
 		 */
 		CHECK(grown <= (long long)(st.arena_bytes + st.arena_bytes / 8 +
 					   4096 * st.entries + 2 * st.table_bytes +

@@ -5,7 +5,7 @@
  * over 4096 classes of one pool (max_pool_classes), from a memory cgroup of
  * its own. It must get exactly 2^20 entries and then EDQUOT, while another
  * user keeps working. Then the kernel memory the pool holds is read two
- * ways, from memory.current and from STATS (arena, map and table bytes),
+ * ways, from memory.current and from STATS (map, kernel and table bytes),
  * and both must agree with each other and stay within the per-entry cost
  * that Documentation/design.rst ("Per-user quotas") uses to bound what a
  * user can pin: by then the memcg, plus the rhashtable bucket arrays that
@@ -29,8 +29,12 @@
 #define PARAM		"/sys/module/uniqd/parameters/max_user_entries"
 #define CLASSES		4096	/* 512 on the debug kernel, see main() */
 #define USER		1000
-/* design.rst's bound: about 121 measured, 129 counted; 20% margin. */
-#define UQM_MAX_PER_ENTRY	144
+/*
+ * Since the one table (1.6): 36.5 measured on 6.12, 40.1 on the debug
+ * kernel (fewer entries share the pool's fixed cost); the issue's 48 is
+ * the bound.
+ */
+#define UQM_MAX_PER_ENTRY	48
 
 static char saved[64];
 static int classes = CLASSES;
@@ -100,6 +104,7 @@ int main(void)
 {
 	unsigned long quota = debug_kernel() ? 1UL << 17 : 1UL << 20;
 	long long base, grown, back, kernel, charged, content;
+	int tol;
 	struct uniqd_stats st;
 	unsigned long n;
 	int fd, other, err, i, f, cg = -1;
@@ -180,9 +185,16 @@ int main(void)
 		      "%.1f bytes an entry beyond the content, bound %d",
 		      (double)(grown + st.table_bytes - content) / quota,
 		      UQM_MAX_PER_ENTRY);
-		/* The memcg sees what STATS counts as charged, give or take 15%. */
-		CHECK(grown * 100 >= charged * 85 && grown * 100 <= charged * 115,
-		      "memcg %lld against STATS' charged %lld", grown, charged);
+		/*
+		 * The memcg sees what STATS counts as charged (map_bytes and
+		 * kernel_bytes), within 5%; 10% on the debug kernel, whose
+		 * KASAN and kmemleak add to every slab object.
+		 */
+		tol = debug_kernel() ? 10 : 5;
+		CHECK(grown * 100 >= charged * (100 - tol) &&
+		      grown * 100 <= charged * (100 + tol),
+		      "memcg %lld against STATS' charged %lld (%d%%)", grown,
+		      charged, tol);
 	}
 
 	th_case("the pool's end gives memory and quota back") {

@@ -55,7 +55,7 @@ struct proc_info {
 	__u64 ops;		/* key operations that reached the kernel */
 	__u64 created;		/* keys reported UNIQD_STATUS_NEW */
 	__u64 lookup_miss;	/* LOOKUP that got ENOENT */
-	__u64 big;		/* keys longer than 8176 bytes (own arena chunk) */
+	__u64 big;		/* keys longer than 8184 bytes (mapped pages of their own) */
 	__u64 bytes;		/* content bytes sent */
 	__u64 checked;		/* records checked by this process */
 	__u64 bad;
@@ -101,7 +101,7 @@ static __u32 pick_len(__u64 *s)
 {
 	__u32 r = splitmix(s) % 1000;
 	const __u32 edges[] = {
-		0, 1, 7, 8, 9, 255, 256, 257, 8175, 8176, 8177,
+		0, 1, 7, 8, 9, 255, 256, 257, 8183, 8184, 8185,
 		max_key_len - 8, max_key_len - 1, max_key_len,
 	};
 
@@ -231,7 +231,7 @@ static void *worker_main(void *arg)
 			}
 			w->created += !!(st & UNIQD_STATUS_NEW);
 			w->bytes += r->len;
-			w->big += r->len > 8176;
+			w->big += r->len > 8184;
 			k++;
 		} else if (how < 5) {		/* LOOKUP, then INTERN on a miss */
 			__u32 st = 0;
@@ -258,7 +258,7 @@ static void *worker_main(void *arg)
 			}
 			r->handle = h;
 			w->bytes += r->len;
-			w->big += r->len > 8176;
+			w->big += r->len > 8184;
 			k++;
 		} else {			/* a batch */
 			struct uniqd_batch b;
@@ -281,7 +281,7 @@ static void *worker_main(void *arg)
 				keys[i].len = ri->len;
 				off += ri->len;
 				w->bytes += ri->len;
-				w->big += ri->len > 8176;
+				w->big += ri->len > 8184;
 			}
 			n = i;
 			memset(&b, 0, sizeof(b));
@@ -711,7 +711,7 @@ int main(void)
 		t2 = ut_now();
 		printf("# stress_canonical: %d processes x %d threads, %zu keys interned "
 		       "(%llu shared, %llu per-process, %llu random, %llu tiny-alphabet; "
-		       "%llu over 8176 bytes, max_key_len %u, %.1f MiB of content sent), "
+		       "%llu over 8184 bytes, max_key_len %u, %.1f MiB of content sent), "
 		       "%llu key operations, %llu distinct contents = %llu handles = "
 		       "%llu created = STATS entries %llu; %llu buckets; "
 		       "intern and check %.1fs, counting %.1fs\n",

@@ -40,8 +40,9 @@ struct uniqd_rec {
 #define UNIQD_REC_PUBLISHED	BIT(0)
 
 /*
- * What a record holding @len bytes counts against max_bytes (the ABI's
- * unit; the memory behind it is in STATS: arena_bytes, map_bytes).
+ * What a class name or an entry of @len bytes counts against max_bytes
+ * (the ABI's unit, STATS.arena_bytes; the memory behind it is in STATS
+ * map_bytes and kernel_bytes).
  */
 #define UNIQD_REC_SIZE(len)	ALIGN(32 + (size_t)(len), 8)
 

@@ -207,7 +207,7 @@ struct uniqd_stats {
 	__u64 map_indexed;	/* entries findable through the mapped index */
 	__u64 map_overflow;	/* entries left out of it (probe window full) */
 	__u64 index_slots;	/* slots of the current mapped index */
-	__u64 index_bytes;	/* every index array, the retired ones too */
+	__u64 index_bytes;	/* index arrays that exist (not given back) */
 	/* Since UNIQD_MAP_VERSION's one table (1.6): */
 	__u64 kernel_bytes;	/* kmalloc()ed: classes, names, left-out entries */
 };
