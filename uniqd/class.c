@@ -93,7 +93,6 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 	if (!cls)
 		goto uncharge;
 	cls->pool = pool;
-	atomic64_set(&cls->entries, 0);
 	rec = kmalloc(sizeof(*rec) + len, GFP_KERNEL_ACCOUNT);
 	if (!rec)
 		goto free_cls;

@@ -182,7 +182,7 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 	if (ret)
 		goto unreserve;
 	/* Handles are dense: the next index is one past the entries. */
-	n = atomic64_read(&pool->nr_entries) + 1;
+	n = pool->nr_entries + 1;
 	if (n > pool->max_entries) {
 		ret = -EDQUOT;
 		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_ENTRIES, ret);
@@ -204,9 +204,10 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 			goto unnew;
 		uniqd_index_left_out(m, k->ihash, n);
 	}
-	atomic64_inc(&cls->entries);
-	atomic64_add(k->len, &pool->content_bytes);
-	atomic64_inc(&pool->nr_entries);
+	/* map.lock is held: plain stores, no atomic read-modify-write. */
+	WRITE_ONCE(cls->entries, cls->entries + 1);
+	WRITE_ONCE(pool->content_bytes, pool->content_bytes + k->len);
+	WRITE_ONCE(pool->nr_entries, n);
 	trace_uniqd_entry_create(uniqd_handle(pool, n), cls->id, k->len);
 	*idx = n;
 	return 0;

@@ -185,8 +185,6 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	mutex_init(&pool->class_mutex);
 	atomic64_set(&pool->arena_bytes, 0);
 	atomic64_set(&pool->kernel_bytes, 0);
-	atomic64_set(&pool->nr_entries, 0);
-	atomic64_set(&pool->content_bytes, 0);
 	atomic_set(&pool->nr_classes, 0);
 	pool->name_len = req->name_len;
 	memcpy(pool->name, req->name, req->name_len);
@@ -363,8 +361,8 @@ void uniqd_pool_put(struct uniqd_pool *pool)
 	uniqd_nr_pools--;
 	xa_erase(&uniqd_pool_ids, pool->id);
 	mutex_unlock(&uniqd_pools_mutex);
-	trace_uniqd_pool_destroy(pool->id, atomic64_read(&pool->nr_entries),
-				 atomic64_read(&pool->content_bytes),
+	trace_uniqd_pool_destroy(pool->id, READ_ONCE(pool->nr_entries),
+				 READ_ONCE(pool->content_bytes),
 				 atomic64_read(&pool->arena_bytes));
 	uniqd_pool_free(pool);
 }
@@ -395,8 +393,8 @@ void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
 	}
 	st->class_slots = uniqd_table_size(&pool->names);
 	st->table_bytes += uniqd_table_bytes(st->class_slots);
-	st->entries = atomic64_read(&pool->nr_entries);
-	st->bytes = atomic64_read(&pool->content_bytes);
+	st->entries = READ_ONCE(pool->nr_entries);
+	st->bytes = READ_ONCE(pool->content_bytes);
 	st->arena_bytes = atomic64_read(&pool->arena_bytes);
 	st->kernel_bytes = atomic64_read(&pool->kernel_bytes);
 	st->max_bytes = pool->max_bytes;

@@ -36,7 +36,7 @@ struct uniqd_kclass {
 	struct uniqd_pool *pool;
 	u32 id;
 	struct uniqd_rec *name;		/* data = the name, idx = id */
-	atomic64_t entries;
+	u64 entries;			/* as the pool's nr_entries */
 };
 
 struct uniqd_pcpu_stats {
@@ -80,9 +80,14 @@ struct uniqd_pool {
 	atomic64_t arena_bytes;		/* reserved record bytes (max_bytes) */
 	/* kmalloc()ed: classes, names, kernel-only records (STATS) */
 	atomic64_t kernel_bytes;
-	/* Entries, hence the last handle's index: grows under map.lock. */
-	atomic64_t nr_entries;
-	atomic64_t content_bytes;
+	/*
+	 * Entries (hence the last handle's index) and their content bytes:
+	 * written only under map.lock, with WRITE_ONCE(); read with
+	 * READ_ONCE() anywhere (no atomic read-modify-write on the create
+	 * path).
+	 */
+	u64 nr_entries;
+	u64 content_bytes;
 	atomic_t nr_classes;
 	struct uniqd_pcpu_stats __percpu *stats;
 	/* struct uniqd_charge: what it charged to whom, under uniqd_quota_lock */

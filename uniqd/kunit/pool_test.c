@@ -515,8 +515,8 @@ static void intern_lookup_resolve(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.bytes, 10ULL);
 	KUNIT_EXPECT_EQ(test, st.arena_bytes, 2 * UNIQD_REC_SIZE(1) +
 			2 * UNIQD_REC_SIZE(5) + UNIQD_REC_SIZE(0));
-	KUNIT_EXPECT_EQ(test, atomic64_read(&a->entries), 2LL);
-	KUNIT_EXPECT_EQ(test, atomic64_read(&b->entries), 1LL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(a->entries), 2ULL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(b->entries), 1ULL);
 	/* Misses: 3 created and 3 LOOKUPs that found nothing; 2 hits. */
 	KUNIT_EXPECT_EQ(test, st.misses, 6ULL);
 	KUNIT_EXPECT_EQ(test, st.hits, 2ULL);
@@ -917,7 +917,7 @@ static void intern_concurrent(struct kunit *test)
 	kunit_info(test, "reader: %ld hits\n", atomic_long_read(&c->hits));
 
 	KUNIT_EXPECT_EQ(test, uk_stats(c->pool).entries, (u64)UK_CINT_KEYS);
-	KUNIT_EXPECT_EQ(test, atomic64_read(&c->cls->entries), (s64)UK_CINT_KEYS);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(c->cls->entries), (u64)UK_CINT_KEYS);
 	for (k = 0; k < UK_CINT_KEYS; k++) {
 		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->created[k]), 1,
 				    "key %u", k);
