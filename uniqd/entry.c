@@ -36,15 +36,6 @@
 /* Contents up to this long are copied to the stack, longer ones to the heap. */
 #define UNIQD_KEY_ON_STACK	256
 
-/* A key being looked up or created, with the hashes computed so far. */
-struct uniqd_ekey {
-	const u8 *data;
-	u32 len;
-	bool keyed;		/* khash computed */
-	u64 ihash;		/* the index hash, always */
-	u64 khash;		/* keyed BLAKE3, only for a full window */
-};
-
 static int uniqd_ekey_khash(struct uniqd_pool *pool, struct uniqd_ekey *k)
 {
 	int ret;
@@ -158,11 +149,12 @@ static int uniqd_entry_out(void *ctx, u32 idx)
 
 /*
  * Create the entry of @k in @cls, which map->lock (held) has kept absent
- * since it was looked for: its index in *@idx. Errors: -EDQUOT (a limit),
- * -ENOMEM, or the keyed hash's.
+ * since it was looked for: its index in *@idx. @charged: the caller has
+ * charged the user quotas for it already (and takes the charge back if
+ * this fails). Errors: -EDQUOT (a limit), -ENOMEM, or the keyed hash's.
  */
 static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
-			      struct uniqd_ekey *k, u32 *idx)
+			      struct uniqd_ekey *k, u32 *idx, bool charged)
 {
 	struct uniqd_map *m = &pool->map;
 	size_t size = UNIQD_REC_SIZE(k->len);
@@ -178,7 +170,7 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 		return -EDQUOT;
 	}
 	/* The caller's users pay for the entry until the pool dies. */
-	ret = uniqd_quota_charge(pool, size, 1, 0);
+	ret = charged ? 0 : uniqd_quota_charge(pool, size, 1, 0);
 	if (ret)
 		goto unreserve;
 	/* Handles are dense: the next index is one past the entries. */
@@ -219,11 +211,86 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 unnew:
 	back = uniqd_map_entry_unnew(m, &s);
 uncharge:
-	uniqd_quota_uncharge(pool, size, 1);
+	if (!charged)
+		uniqd_quota_uncharge(pool, size, 1);
 unreserve:
 	if (back)
 		uniqd_pool_unreserve(pool, size);
 	return ret;
+}
+
+/*
+ * Look @k up (its cls, data and len set): k->idx is its entry, or 0. No
+ * lock. Errors: the keyed hash's (only for a full window).
+ */
+int uniqd_entry_lookup(struct uniqd_pool *pool, struct uniqd_ekey *k)
+{
+	k->keyed = false;
+	k->created = false;
+	k->ihash = uniqd_index_hash(&pool->map, k->cls->id, k->data, k->len);
+	return uniqd_entry_find(pool, k->cls, k, &k->idx);
+}
+
+/*
+ * Create the keys of @keys (looked up before) that have no entry, in
+ * order, under one hold of map->lock. The user quotas are charged for all
+ * of them at once, and what was not used is given back. Stops at the first
+ * error: *@done is the number of keys handled before it (all of them
+ * without one). Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
+ */
+int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
+			   u32 n, u32 *done)
+{
+	u64 bytes = 0, count = 0;
+	bool charged;
+	int ret = 0;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (!keys[i].idx) {
+			bytes += UNIQD_REC_SIZE(keys[i].len);
+			count++;
+		}
+	}
+	*done = n;
+	if (!count)
+		return 0;
+	/* At a quota's edge each key is charged alone: it stops exactly. */
+	charged = count > 1 && !uniqd_quota_charge(pool, bytes, count, 0);
+	mutex_lock(&pool->map.lock);
+	for (i = 0; i < n; i++) {
+		struct uniqd_ekey *k = &keys[i];
+
+		if (k->idx)
+			continue;
+		/* Another creator may have been first since the lookup. */
+		ret = uniqd_entry_find(pool, k->cls, k, &k->idx);
+		if (!ret && !k->idx) {
+			ret = uniqd_entry_create(pool, k->cls, k, &k->idx,
+						 charged);
+			k->created = !ret;
+		}
+		if (ret)
+			break;
+		if (charged && k->created) {
+			bytes -= UNIQD_REC_SIZE(k->len);
+			count--;
+		}
+	}
+	mutex_unlock(&pool->map.lock);
+	if (charged && count)
+		uniqd_quota_uncharge(pool, bytes, count);
+	*done = i;
+	return ret;
+}
+
+/* Count a key that was looked up (and maybe created): STATS hits, misses. */
+void uniqd_entry_count(struct uniqd_pool *pool, const struct uniqd_ekey *k)
+{
+	if (k->idx && !k->created)
+		this_cpu_inc(pool->stats->hits);
+	else
+		this_cpu_inc(pool->stats->misses);
 }
 
 /*
@@ -236,9 +303,9 @@ int uniqd_intern(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 		 u64 *handle, bool *created)
 {
 	u8 stack[UNIQD_KEY_ON_STACK];
-	struct uniqd_ekey k = { .len = len };
+	struct uniqd_ekey k = { .cls = cls, .len = len };
 	void *buf = stack;
-	u32 idx;
+	u32 done;
 	int ret;
 
 	*created = false;
@@ -251,29 +318,18 @@ int uniqd_intern(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 	if (copy_from_user(buf, udata, len))
 		goto out;
 	k.data = buf;
-	k.ihash = uniqd_index_hash(&pool->map, cls->id, buf, len);
-	ret = uniqd_entry_find(pool, cls, &k, &idx);
-	if (!ret && !idx && create) {
-		mutex_lock(&pool->map.lock);
-		ret = uniqd_entry_find(pool, cls, &k, &idx);
-		if (!ret && !idx) {
-			ret = uniqd_entry_create(pool, cls, &k, &idx);
-			*created = !ret;
-		}
-		mutex_unlock(&pool->map.lock);
-	}
+	ret = uniqd_entry_lookup(pool, &k);
+	if (!ret && !k.idx && create)
+		ret = uniqd_entry_create_run(pool, &k, 1, &done);
 	if (ret)
 		goto out;
-	if (!idx) {
-		this_cpu_inc(pool->stats->misses);
+	uniqd_entry_count(pool, &k);
+	if (!k.idx) {
 		ret = -ENOENT;
 		goto out;
 	}
-	if (*created)
-		this_cpu_inc(pool->stats->misses);
-	else
-		this_cpu_inc(pool->stats->hits);
-	*handle = uniqd_handle(pool, idx);
+	*created = k.created;
+	*handle = uniqd_handle(pool, k.idx);
 out:
 	if (buf != stack)
 		kvfree(buf);

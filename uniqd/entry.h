@@ -12,6 +12,26 @@ struct uniqd_kclass;
 struct uniqd_map_rec;
 struct uniqd_pool;
 
+/*
+ * A key being looked up or created: the caller sets cls, data (in kernel
+ * memory) and len; entry.c the rest.
+ */
+struct uniqd_ekey {
+	struct uniqd_kclass *cls;
+	const u8 *data;
+	u32 len;
+	u32 idx;		/* its entry, 0 if none (yet) */
+	bool created;		/* by this call */
+	bool keyed;		/* khash computed */
+	u64 ihash;		/* the index hash, always */
+	u64 khash;		/* keyed BLAKE3, only for a full window */
+};
+
+int uniqd_entry_lookup(struct uniqd_pool *pool, struct uniqd_ekey *k);
+int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
+			   u32 n, u32 *done);
+void uniqd_entry_count(struct uniqd_pool *pool, const struct uniqd_ekey *k);
+
 int uniqd_intern(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 		 const void __user *udata, u32 len, bool create,
 		 u64 *handle, bool *created);

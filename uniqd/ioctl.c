@@ -186,7 +186,7 @@ static int uniqd_ioc_class(struct uniqd_file *uf, struct uniqd_pool *pool,
 	return 0;
 }
 
-/* One key of INTERN, LOOKUP or INTERN_BATCH. */
+/* The key of INTERN or LOOKUP (a batch reads its keys in runs). */
 static int uniqd_do_key(struct uniqd_pool *pool, struct uniqd_key *k,
 			bool create)
 {
@@ -240,16 +240,105 @@ static int uniqd_put_key_result(struct uniqd_key __user *uk,
 #define UNIQD_KEY_SIZE_MIN	offsetofend(struct uniqd_key, handle)
 #define UNIQD_KEY_SIZE_MAX	4096U
 
+/*
+ * A run of INTERN_BATCH: up to this many keys, whose contents fit this
+ * many bytes (or one longer key, copied to the heap), read and looked up
+ * before the misses are created under one hold of the map's lock.
+ */
+#define UNIQD_RUN_KEYS		64U
+#define UNIQD_RUN_BYTES		12288U
+
+struct uniqd_run {
+	struct uniqd_ekey keys[UNIQD_RUN_KEYS];
+	u8 *big;			/* the content of a longer key */
+	u8 buf[UNIQD_RUN_BYTES];
+};
+
+/*
+ * Read keys of @b from b->done on into @run until it is full: each struct
+ * read, its result written once beforehand (as INTERN's: nothing happens
+ * unless it can be told), its content copied and looked up. Returns how
+ * many; *@err is the errno of the key after them if that one failed (it is
+ * not in the run).
+ */
+static u32 uniqd_run_read(struct uniqd_pool *pool, struct uniqd_batch *b,
+			  struct uniqd_run *run, int *err)
+{
+	u8 __user *ukeys = u64_to_user_ptr(b->keys);
+	bool create = !(b->flags & UNIQD_BATCH_LOOKUP);
+	u32 n = 0, used = 0;
+	struct uniqd_key k;
+	int ret = 0;
+
+	while (b->done + n < b->count && n < UNIQD_RUN_KEYS && !run->big) {
+		struct uniqd_key __user *uk = (void __user *)
+			(ukeys + (u64)(b->done + n) * b->key_size);
+		struct uniqd_ekey *e = &run->keys[n];
+		u8 *data = run->buf + used;
+
+		ret = copy_struct_from_user(&k, sizeof(k), uk, b->key_size);
+		if (ret)
+			break;
+		/* It writes back what it read: harmless if the next run takes it. */
+		ret = uniqd_put_key_result(uk, &k);
+		if (ret)
+			break;
+		if (k.flags) {
+			ret = -EINVAL;
+			break;
+		}
+		if (k.len > uniqd_max_key_len) {
+			ret = -EMSGSIZE;
+			break;
+		}
+		e->cls = uniqd_class_find(pool, k.class_id);
+		if (!e->cls) {
+			ret = -UNIQD_ENOCLASS;
+			break;
+		}
+		/* Too long for what is left: the next run takes it. */
+		if (k.len > UNIQD_RUN_BYTES - used && n)
+			break;
+		if (k.len > UNIQD_RUN_BYTES) {
+			/* A run of its own. */
+			data = kvmalloc(k.len, GFP_KERNEL_ACCOUNT);
+			if (!data) {
+				ret = -ENOMEM;
+				break;
+			}
+			run->big = data;
+		}
+		if (copy_from_user(data, u64_to_user_ptr(k.data), k.len)) {
+			ret = -EFAULT;
+			break;
+		}
+		e->data = data;
+		e->len = k.len;
+		if (!run->big)
+			used += k.len;
+		ret = uniqd_entry_lookup(pool, e);
+		if (ret)
+			break;
+		if (!e->idx && !create) {
+			uniqd_entry_count(pool, e);
+			ret = -ENOENT;
+			break;
+		}
+		n++;
+	}
+	*err = ret;
+	return n;
+}
+
 static int uniqd_ioc_batch(struct uniqd_file *uf, struct uniqd_pool *pool,
 			   void *arg)
 {
 	struct uniqd_batch *b = arg;
 	u8 __user *ukeys = u64_to_user_ptr(b->keys);
-	bool create = !(b->flags & UNIQD_BATCH_LOOKUP);
-	u32 first = b->done;
+	u32 first = b->done, n, made, i;
+	int ret = 0, err, cerr;
+	struct uniqd_run *run;
 	struct uniqd_key k;
-	int ret = 0;
-	u32 i;
 
 	if (b->reserved || (b->flags & ~UNIQD_BATCH_LOOKUP))
 		return -EINVAL;
@@ -264,12 +353,14 @@ static int uniqd_ioc_batch(struct uniqd_file *uf, struct uniqd_pool *pool,
 	/* created counts from done == 0, across restarts of one batch. */
 	if (!b->done)
 		b->created = 0;
+	if (b->done == b->count)
+		return 0;
+	run = kvmalloc(sizeof(*run), GFP_KERNEL_ACCOUNT);
+	if (!run)
+		return -ENOMEM;
 
-	for (i = first; i < b->count; i++) {
-		struct uniqd_key __user *uk = (void __user *)
-			(ukeys + (u64)i * b->key_size);
-
-		if (i != first) {
+	while (b->done < b->count) {
+		if (b->done != first) {
 			/* done is written back: a restart goes on from here. */
 			if (signal_pending(current)) {
 				ret = -ERESTARTSYS;
@@ -277,24 +368,33 @@ static int uniqd_ioc_batch(struct uniqd_file *uf, struct uniqd_pool *pool,
 			}
 			cond_resched();
 		}
-		ret = copy_struct_from_user(&k, sizeof(k), uk, b->key_size);
-		if (ret)
-			break;
-		/* Like the struct of INTERN: nothing happens unless it can be told. */
-		ret = uniqd_put_key_result(uk, &k);
-		if (ret)
-			break;
-		ret = uniqd_do_key(pool, &k, create);
-		if (ret)
-			break;
+		run->big = NULL;
+		n = uniqd_run_read(pool, b, run, &err);
+		/* Its misses, created in order; stops at the first error. */
+		cerr = uniqd_entry_create_run(pool, run->keys, n, &made);
 		/* Counted once created, even if the results cannot be written. */
-		if (k.status & UNIQD_STATUS_NEW)
-			b->created++;
-		ret = uniqd_put_key_result(uk, &k);
+		for (i = 0; i < made; i++) {
+			uniqd_entry_count(pool, &run->keys[i]);
+			b->created += run->keys[i].created;
+		}
+		for (i = 0; i < made; i++) {
+			struct uniqd_key __user *uk = (void __user *)
+				(ukeys + (u64)b->done * b->key_size);
+
+			k.status = run->keys[i].created ? UNIQD_STATUS_NEW : 0;
+			k.handle = uniqd_handle(pool, run->keys[i].idx);
+			ret = uniqd_put_key_result(uk, &k);
+			if (ret)
+				break;
+			b->done++;
+		}
+		kvfree(run->big);
+		/* Keys after a failed one were only looked up. */
+		ret = ret ?: cerr ?: err;
 		if (ret)
 			break;
-		b->done = i + 1;
 	}
+	kvfree(run);
 	return ret;
 }
 
