@@ -188,7 +188,10 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 		uniqd_map_entry_publish(&s);
 		uniqd_index_set(m, slot, k->ihash, n);
 	} else {
-		ret = uniqd_ekey_khash(pool, k);
+		/* Room to place it again first: it must not be forgotten. */
+		ret = uniqd_index_spill_room(m);
+		if (!ret)
+			ret = uniqd_ekey_khash(pool, k);
 		if (!ret)
 			ret = uniqd_entry_kernel(cls, k->khash, n, s.rec->data,
 						 k->len, &s);

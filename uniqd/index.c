@@ -142,27 +142,38 @@ static u64 *uniqd_index_window(u64 *slots, u32 log2, u32 tag)
 }
 
 /*
- * Remember @v, left out by a full window, to place it again when the index
- * grows. If even the list cannot grow (-ENOMEM) the entry stays out for
- * good; the kernel-only table still holds it.
+ * Room in the list of entries left out for one more. The list must hold
+ * every one of them: a growth places them again, and an entry it missed
+ * would sit in neither the new array nor a full window, so a probe that
+ * meets an empty slot would wrongly call it absent. So room is made before
+ * an entry is left out, and a failure (-ENOMEM) leaves nothing out.
  */
-static void uniqd_index_spill(struct uniqd_map *m, u64 v)
+int uniqd_index_spill_room(struct uniqd_map *m)
 {
 	u64 *spill;
 	u32 cap;
 
 	lockdep_assert_held(&m->lock);
-	if (m->nspill == m->spill_cap) {
-		cap = max(2 * m->spill_cap, 16U);
-		spill = kvmalloc_array(cap, sizeof(*spill), GFP_KERNEL_ACCOUNT);
-		if (!spill)
-			return;
-		if (m->spill)
-			memcpy(spill, m->spill, m->nspill * sizeof(*spill));
-		kvfree(m->spill);
-		m->spill = spill;
-		m->spill_cap = cap;
-	}
+	if (m->nspill < m->spill_cap)
+		return 0;
+	cap = max(2 * m->spill_cap, 16U);
+	spill = kvmalloc_array(cap, sizeof(*spill), GFP_KERNEL_ACCOUNT);
+	if (!spill)
+		return -ENOMEM;
+	if (m->spill)
+		memcpy(spill, m->spill, m->nspill * sizeof(*spill));
+	kvfree(m->spill);
+	m->spill = spill;
+	m->spill_cap = cap;
+	return 0;
+}
+
+/* Remember @v, left out by a full window; uniqd_index_spill_room() first. */
+static void uniqd_index_spill(struct uniqd_map *m, u64 v)
+{
+	lockdep_assert_held(&m->lock);
+	if (WARN_ON_ONCE(m->nspill >= m->spill_cap))
+		return;
 	m->spill[m->nspill++] = v;
 }
 
@@ -172,7 +183,8 @@ static void uniqd_index_spill(struct uniqd_map *m, u64 v)
  * placed again if its window in the new array has room), and published.
  * An entry of the current array that the new one leaves out is handed to
  * @out first. Fails (the current array stays in use) when the region or
- * memory is exhausted, or @out fails.
+ * memory is exhausted, or @out fails, or the list of entries left out
+ * cannot grow.
  */
 static int uniqd_index_grow(struct uniqd_map *m, u32 log2,
 			    uniqd_index_out_fn out, void *ctx)
@@ -209,7 +221,9 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2,
 			kept++;
 			continue;
 		}
-		ret = out(ctx, (u32)v);
+		ret = uniqd_index_spill_room(m);
+		if (!ret)
+			ret = out(ctx, (u32)v);
 		if (ret) {
 			/* Forget what this growth spilled: the old array has it. */
 			m->nspill = spilled;
@@ -281,7 +295,10 @@ void uniqd_index_set(struct uniqd_map *m, u64 *slot, u64 hash, u32 idx)
 	m->indexed++;
 }
 
-/* Entry @idx stays out of the index: counted, and tried again on growth. */
+/*
+ * Entry @idx stays out of the index: counted, and tried again on growth
+ * (uniqd_index_spill_room() made room for it).
+ */
 void uniqd_index_left_out(struct uniqd_map *m, u64 hash, u32 idx)
 {
 	lockdep_assert_held(&m->lock);

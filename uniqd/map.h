@@ -133,6 +133,7 @@ typedef int (*uniqd_index_out_fn)(void *ctx, u32 idx);
 u64 *uniqd_index_reserve(struct uniqd_map *m, u64 hash,
 			 uniqd_index_out_fn out, void *ctx);
 void uniqd_index_set(struct uniqd_map *m, u64 *slot, u64 hash, u32 idx);
+int uniqd_index_spill_room(struct uniqd_map *m);
 void uniqd_index_left_out(struct uniqd_map *m, u64 hash, u32 idx);
 void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st);
 int uniqd_map_mmap(struct uniqd_map *m, struct vm_area_struct *vma);
