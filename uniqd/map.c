@@ -213,7 +213,8 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	 * twice that. The records max_bytes counts take at most 1.5 times
 	 * their bytes (a chunk's tail is under 1/7 of what it holds, a record
 	 * larger than 8 KiB wastes under a page): twice max_bytes is room
-	 * enough, with one chunk being filled.
+	 * enough, with one chunk being filled and one record's own pages
+	 * given back by an error, waiting for reuse (m->spare).
 	 */
 	slots = roundup_pow_of_two(max(2 * max_entries,
 				       1ULL << UNIQD_MAP_INDEX_MIN_LOG2));
@@ -355,7 +356,8 @@ const struct uniqd_map_rec *uniqd_map_entry(struct uniqd_map *m, u32 idx)
  * @s->pages are set), ERR_PTR(-EDQUOT) if the records region is full, or
  * ERR_PTR(-ENOMEM). A record of any size goes into the current chunk if it
  * fits there; one that does not and is over 1/8 of a chunk gets pages of
- * its own, a smaller one starts a new chunk.
+ * its own (the given-back ones if they are as many), a smaller one starts
+ * a new chunk.
  */
 static void *uniqd_map_rec_space(struct uniqd_map *m, struct uniqd_map_slot *s)
 {
@@ -373,6 +375,13 @@ static void *uniqd_map_rec_space(struct uniqd_map *m, struct uniqd_map_slot *s)
 	}
 	n = size > chunk / 8 ? DIV_ROUND_UP(size, PAGE_SIZE) :
 			       UNIQD_MAP_CHUNK_PAGES;
+	if (m->spare && size > chunk / 8 && m->spare_pages == n) {
+		p = m->spare;
+		s->off = m->spare_off;
+		s->pages = n;
+		m->spare = NULL;
+		return p;
+	}
 	if (n > m->records_pg + m->records_pages - m->records_next)
 		return ERR_PTR(-EDQUOT);
 	p = uniqd_map_alloc(m, m->records_next, n);
@@ -423,17 +432,25 @@ int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 /*
  * The record of uniqd_map_entry_new() under the same hold of the lock, which
  * is not to be published after all (an error): zero it, and give its space
- * back if it is in a chunk (it is the chunk's latest record). Returns
- * whether it was given back; a record with pages of its own stays used
- * until the pool dies (pages are never freed before: a reader may have
- * faulted them in).
+ * back. In a chunk it is the chunk's latest record; pages of its own are
+ * kept for the next record of as many pages (they are not freed: a reader
+ * may have faulted them in), unless such pages already wait. Returns
+ * whether it was given back; if not, the space stays used until the pool
+ * dies.
  */
 bool uniqd_map_entry_unnew(struct uniqd_map *m, struct uniqd_map_slot *s)
 {
 	lockdep_assert_held(&m->lock);
 	memset(s->rec, 0, s->size);
-	if (s->pages || WARN_ON_ONCE(s->off + s->size !=
-				     m->chunk_off + m->chunk_used))
+	if (s->pages) {
+		if (m->spare)
+			return false;
+		m->spare = s->rec;
+		m->spare_off = s->off;
+		m->spare_pages = s->pages;
+		return true;
+	}
+	if (WARN_ON_ONCE(s->off + s->size != m->chunk_off + m->chunk_used))
 		return false;
 	m->chunk_used -= s->size;
 	return true;

@@ -80,6 +80,10 @@ struct uniqd_map {
 	u8 *chunk;			/* record chunk being filled, or NULL */
 	u32 chunk_used;			/* bytes of it handed out */
 	u64 chunk_off;			/* its offset in the mapping */
+	/* A record's own pages given back by an error, zeroed, for reuse. */
+	void *spare;
+	u64 spare_off;
+	u32 spare_pages;
 
 	u64 *slots;			/* the current index array, or NULL */
 	pgoff_t slots_pg;		/* its first page */
