@@ -243,10 +243,11 @@ static int uniqd_put_key_result(struct uniqd_key __user *uk,
 /*
  * A run of INTERN_BATCH: up to this many keys, whose contents fit this
  * many bytes (or one longer key, copied to the heap), read and looked up
- * before the misses are created under one hold of the map's lock.
+ * before the misses are created under one hold of the map's lock. The
+ * whole struct stays under 8 KiB, a slab object (not pages) per call.
  */
 #define UNIQD_RUN_KEYS		64U
-#define UNIQD_RUN_BYTES		12288U
+#define UNIQD_RUN_BYTES		4096U
 
 struct uniqd_run {
 	struct uniqd_ekey keys[UNIQD_RUN_KEYS];

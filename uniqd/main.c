@@ -116,6 +116,8 @@ unregister_shash:
 static void __exit uniqd_exit(void)
 {
 	misc_deregister(&uniqd_misc);
+	/* Index arrays given back wait for a grace period in map.c's code. */
+	rcu_barrier();
 	/* Every pool gave back what it charged: no user is left. */
 	WARN_ON(!uniqd_quota_idle());
 	/* Last: no pool, hence no tfm, is left. */

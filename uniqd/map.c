@@ -28,6 +28,7 @@
 #include <linux/nospec.h>
 #include <linux/overflow.h>
 #include <linux/random.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
@@ -38,7 +39,18 @@
 struct uniqd_map_vm {
 	struct uniqd_map_vm *next;
 	void *addr;
+	struct rcu_head rcu;		/* given back: freed after a grace period */
 };
+
+/* A given-back area, once no fault or kernel reader can hold it. */
+static void uniqd_map_vm_free_rcu(struct rcu_head *rcu)
+{
+	struct uniqd_map_vm *vm = container_of(rcu, struct uniqd_map_vm, rcu);
+
+	/* From softirq context vfree() defers itself to a worker. */
+	vfree(vm->addr);
+	kfree(vm);
+}
 
 #ifndef UNIQD_HAVE_VM_FLAGS_MOD
 /* Before 6.3 (Debian's 6.1) the flags are written directly. */
@@ -117,9 +129,11 @@ free_array:
  * page; what processes mapped is unmapped (in every address space a file
  * of the pool was opened in, which also drops other pools' pages at these
  * offsets: they only fault again); kernel readers and faults that loaded
- * the pages under RCU are done with them after a grace period. A page a
- * process faulted in just before the unmap keeps its reference: it is
- * freed when that mapping goes, and reads as the old, consistent array.
+ * the pages under RCU are done with them after a grace period, when
+ * call_rcu() frees the area (not waited for: creators hold map->lock
+ * here). A page a process faulted in just before the unmap keeps its
+ * reference: it is freed when that mapping goes, and reads as the old,
+ * consistent array.
  */
 void uniqd_map_free(struct uniqd_map *m, pgoff_t pg, unsigned int n)
 {
@@ -143,7 +157,6 @@ void uniqd_map_free(struct uniqd_map *m, pgoff_t pg, unsigned int n)
 				    (loff_t)n << PAGE_SHIFT, 0);
 	}
 	mutex_unlock(&m->users_lock);
-	synchronize_rcu();
 	for (pp = &m->vms; (vm = *pp); pp = &vm->next) {
 		if (vm->addr == addr) {
 			*pp = vm->next;
@@ -152,8 +165,7 @@ void uniqd_map_free(struct uniqd_map *m, pgoff_t pg, unsigned int n)
 	}
 	if (WARN_ON_ONCE(!vm))
 		return;
-	vfree(addr);
-	kfree(vm);
+	call_rcu(&vm->rcu, uniqd_map_vm_free_rcu);
 	m->bytes -= (u64)n << PAGE_SHIFT;
 }
 

@@ -87,9 +87,14 @@ int uk_run_threads(unsigned int n, int (*fn)(unsigned int i, void *data),
 	return ret;
 }
 
-/* Without an exit function the module could not be unloaded. */
+/*
+ * Without an exit function the module could not be unloaded. Index arrays
+ * the tests' pools gave back wait for a grace period in this module's
+ * copy of map.c.
+ */
 static void __exit uniqd_kunit_exit(void)
 {
+	rcu_barrier();
 }
 module_exit(uniqd_kunit_exit);
 
