@@ -198,14 +198,22 @@ int main(void)
 	}
 
 	th_case("the pool's end gives memory and quota back") {
+		/*
+		 * Freed pages may stay in the memcg's per-CPU charge cache
+		 * (MEMCG_CHARGE_BATCH, 64 pages a CPU) of whichever CPU freed
+		 * them (a given-back index array is freed after a grace
+		 * period, from RCU's context): that much is not a leak.
+		 */
+		long long cache = 64LL * 4096 * sysconf(_SC_NPROCESSORS_ONLN);
+
 		close(fd);
 		back = mem_now();
-		for (i = 0; i < 30 && back - base > grown / 20; i++) {
+		for (i = 0; i < 30 && back - base > grown / 20 + cache; i++) {
 			usleep(100000);
 			back = mem_now();
 		}
-		CHECK(back - base <= grown / 20, "%lld of %lld bytes still charged",
-		      back - base, grown);
+		CHECK(back - base <= grown / 20 + cache,
+		      "%lld of %lld bytes still charged", back - base, grown);
 		setfsuid(USER);
 		fd = ut_pool("quota-memory", UNIQD_ATTACH_NEW);
 		setfsuid(0);
