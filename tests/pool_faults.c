@@ -588,11 +588,13 @@ static const struct nth_scenario nth_scenarios[] = {
 	{ "intern_big", 0, 9000, 0, nth_setup_pool, nth_intern_op,
 	  nth_intern_failed, nth_intern_done, 1 },
 	/*
-	 * The 49th entry takes the class's table past 3/4. rhashtable grows
-	 * it in its worker, so the call itself may allocate nothing.
+	 * The 513th entry takes the index (1024 slots) past half: the call
+	 * grows it (a new array of 4 pages, the old one given back) and
+	 * needs a second entries[] page. A failed growth is absorbed: the
+	 * entry goes into the old array.
 	 */
-	{ "intern_growth", 48, 8, 8, nth_setup_pool, nth_intern_op,
-	  nth_intern_failed, nth_intern_done, 0 },
+	{ "index_growth", 512, 8, 8, nth_setup_pool, nth_intern_op,
+	  nth_intern_failed, nth_intern_done, 1 },
 	/* 8 records of 8016 bytes fill the first chunk: a new one is needed. */
 	{ "intern_chunk", 8, 2000, 8000, nth_setup_pool, nth_intern_op,
 	  nth_intern_failed, nth_intern_done, 1 },
