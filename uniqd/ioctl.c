@@ -186,6 +186,21 @@ static int uniqd_ioc_class(struct uniqd_file *uf, struct uniqd_pool *pool,
 	return 0;
 }
 
+/*
+ * The checks of a key of INTERN, LOOKUP or INTERN_BATCH, in this order: its
+ * class in *@cls, or the errno.
+ */
+static int uniqd_key_check(struct uniqd_pool *pool, const struct uniqd_key *k,
+			   struct uniqd_kclass **cls)
+{
+	if (k->flags)
+		return -EINVAL;
+	if (k->len > uniqd_max_key_len)
+		return -EMSGSIZE;
+	*cls = uniqd_class_find(pool, k->class_id);
+	return *cls ? 0 : -UNIQD_ENOCLASS;
+}
+
 /* The key of INTERN or LOOKUP (a batch reads its keys in runs). */
 static int uniqd_do_key(struct uniqd_pool *pool, struct uniqd_key *k,
 			bool create)
@@ -194,13 +209,9 @@ static int uniqd_do_key(struct uniqd_pool *pool, struct uniqd_key *k,
 	bool created;
 	int ret;
 
-	if (k->flags)
-		return -EINVAL;
-	if (k->len > uniqd_max_key_len)
-		return -EMSGSIZE;
-	cls = uniqd_class_find(pool, k->class_id);
-	if (!cls)
-		return -UNIQD_ENOCLASS;
+	ret = uniqd_key_check(pool, k, &cls);
+	if (ret)
+		return ret;
 	ret = uniqd_intern(pool, cls, u64_to_user_ptr(k->data), k->len,
 			   create, &k->handle, &created);
 	if (ret)
@@ -284,19 +295,9 @@ static u32 uniqd_run_read(struct uniqd_pool *pool, struct uniqd_batch *b,
 		ret = uniqd_put_key_result(uk, &k);
 		if (ret)
 			break;
-		if (k.flags) {
-			ret = -EINVAL;
+		ret = uniqd_key_check(pool, &k, &e->cls);
+		if (ret)
 			break;
-		}
-		if (k.len > uniqd_max_key_len) {
-			ret = -EMSGSIZE;
-			break;
-		}
-		e->cls = uniqd_class_find(pool, k.class_id);
-		if (!e->cls) {
-			ret = -UNIQD_ENOCLASS;
-			break;
-		}
 		/* Too long for what is left: the next run takes it. */
 		if (k.len > UNIQD_RUN_BYTES - used && n)
 			break;
