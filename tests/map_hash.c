@@ -243,6 +243,7 @@ int main(void)
 	th_case("entries a full window left out are placed when the index grows") {
 		int fd = ut_pool("map-hash-regrow", 0);
 		__u32 c = ut_class(fd, "c"), target = 0, got[2] = { 0, 0 };
+		__u32 log2, slots, ftag;
 		char keys[20][24], filler[24];
 		int n = 0, found = 0, nf = 0;
 		struct uniqd_stats st;
@@ -255,19 +256,31 @@ int main(void)
 			m.h = &(struct uniqd_map_header){ .probe = 16 };
 		}
 		/*
-		 * 20 keys with one home in 1024 slots, 10 of each home they
-		 * split into at 2048: 4 are left out of the first array and
-		 * all fit in the second.
+		 * The first array, made by one key: its size is the build's
+		 * (1024 slots, or one page with UNIQD_INDEX_ONE_PAGE).
+		 */
+		CHECK_OK(ut_intern(fd, c, "first", 5, &x, NULL));
+		log2 = UNIQD_MAP_INDEX_LOG2(UT_ACQ(&m.h->index));
+		slots = 1U << log2;
+		ftag = spec_hash(m.h->hash_seed[0], m.h->hash_seed[1], c,
+				 (const __u8 *)"first", 5) >> 32;
+		/*
+		 * 20 keys with one home in the first array's slots, 10 of each
+		 * home they split into at twice as many: 4 are left out of the
+		 * first array and all fit in the second.
 		 */
 		for (unsigned int i = 0; n < 20 && i < 10000000; i++) {
 			int len = sprintf(keys[n], "ov%u", i);
 			__u32 tag = spec_hash(m.h->hash_seed[0], m.h->hash_seed[1],
 					      c, (__u8 *)keys[n], len) >> 32;
-			int half = (tag >> 10) & 1;
+			int half = (tag >> log2) & 1;
 
+			/* A home whose window the first key is not near. */
+			if (!n && ((ftag - tag + 16) & (slots - 1)) < 33)
+				continue;
 			if (!n)
-				target = tag & 1023;
-			if ((tag & 1023) != target || got[half] == 10)
+				target = tag & (slots - 1);
+			if ((tag & (slots - 1)) != target || got[half] == 10)
 				continue;
 			got[half]++;
 			n++;
@@ -276,16 +289,16 @@ int main(void)
 		for (int i = 0; i < n; i++)
 			CHECK_OK(ut_intern(fd, c, keys[i], strlen(keys[i]), &h[i], NULL));
 		CHECK_OK(ut_stats(fd, &st));
-		CHECK(st.index_slots == 1024 && st.map_overflow == 4,
+		CHECK(st.index_slots == slots && st.map_overflow == 4,
 		      "%llu slots, %llu left out", (unsigned long long)st.index_slots,
 		      (unsigned long long)st.map_overflow);
 		/* Fillers homed away from both windows, until the index grows. */
-		for (unsigned int i = 0; st.index_slots == 1024 && i < 100000; i++) {
+		for (unsigned int i = 0; st.index_slots == slots && i < 100000; i++) {
 			int len = sprintf(filler, "f%u", i);
 			__u32 tag = spec_hash(m.h->hash_seed[0], m.h->hash_seed[1],
 					      c, (__u8 *)filler, len) >> 32;
 
-			if (((tag - target + 16) & 1023) < 33)
+			if (((tag - target + 16) & (slots - 1)) < 33)
 				continue;
 			CHECK_OK(ut_intern(fd, c, filler, len, &x, NULL));
 			nf++;
@@ -293,7 +306,7 @@ int main(void)
 				CHECK_OK(ut_stats(fd, &st));
 		}
 		CHECK_OK(ut_stats(fd, &st));
-		CHECK(st.index_slots == 2048, "%llu slots after %d fillers",
+		CHECK(st.index_slots == 2 * slots, "%llu slots after %d fillers",
 		      (unsigned long long)st.index_slots, nf);
 		for (int i = 0; i < n; i++)
 			found += ut_map_find(&m, c, keys[i], strlen(keys[i])) == h[i];

@@ -680,6 +680,20 @@ static void nth_run(const struct nth_scenario *s)
 		} else if (injected) {
 			/* A fallback took over (kvmalloc -> vmalloc, ...). */
 			absorbed++;
+			/*
+			 * A growth that failed gave its array back: with the
+			 * index as before, its bytes are as before.
+			 */
+			if (c.attached) {
+				struct uniqd_stats st;
+
+				CHECK_OK(ut_stats(c.fd, &st));
+				CHECK(st.index_slots != c.before.index_slots ||
+				      st.index_bytes == c.before.index_bytes,
+				      "fault %d: index_bytes %llu, before %llu", n,
+				      (unsigned long long)st.index_bytes,
+				      (unsigned long long)c.before.index_bytes);
+			}
 		}
 		if (!ret)
 			s->done(&c);

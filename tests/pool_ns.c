@@ -149,6 +149,24 @@ static int list_in_new_ns(__u32 host_id)
 	return seen_own ? 0 : 45;
 }
 
+/*
+ * In a new ipc namespace: 0 if unshare(CLONE_NEWIPC) works, 1 if the
+ * limit refuses it (ENOSPC), else another status.
+ */
+static int try_new_ns(void)
+{
+	int st;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid)
+		_exit(unshare(CLONE_NEWIPC) ? (errno == ENOSPC ? 1 : 2) : 0);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return 3;
+	return WEXITSTATUS(st);
+}
+
 int main(void)
 {
 	__u32 id, child_id;
@@ -246,6 +264,52 @@ int main(void)
 		CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
 		      WEXITSTATUS(st) == 0, "child status %#x", st);
 		close(fd);
+	}
+
+	th_case("a pool pins its ipc namespace until it dies") {
+		const char *max = "/proc/sys/user/max_ipc_namespaces";
+		long long old = ut_read_ll(max);
+		int sv[2], st, got = -1, r, tries;
+		pid_t pid;
+
+		CHECK(old > 0, "%s: %s", max, strerror(errno));
+		/* Room for one more ipc namespace of root's, no more. */
+		CHECK_OK(ut_write_file(max, "1"));
+		r = try_new_ns();
+		CHECK(r == 0, "no room for one namespace (%d): another is alive", r);
+		CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+		fflush(stdout);
+		pid = fork();
+		if (!pid) {
+			/* Its last process: the pool's file is all that is left. */
+			close(sv[0]);
+			if (unshare(CLONE_NEWIPC))
+				_exit(50);
+			fd = ut_pool("ns-pinned", UNIQD_ATTACH_NEW);
+			if (fd < 0 || send_fd(sv[1], fd))
+				_exit(51);
+			_exit(0);
+		}
+		close(sv[1]);
+		got = recv_fd(sv[0]);
+		CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+		      WEXITSTATUS(st) == 0, "child status %#x", st);
+		CHECK(got >= 0, "no pool file passed");
+		/* The namespace lives on in the pool: no room for another. */
+		CHECK(try_new_ns() == 1, "a second namespace fit: not pinned");
+		/* The pool gone, the namespace goes too (freed from a worker). */
+		if (got >= 0)
+			close(got);
+		for (tries = 0; (r = try_new_ns()) == 1 && tries < 100; tries++)
+			usleep(20000);
+		CHECK(r == 0, "namespace still counted after the pool: %d", r);
+		close(sv[0]);
+		if (old > 0) {
+			char buf[32];
+
+			snprintf(buf, sizeof(buf), "%lld", old);
+			CHECK_OK(ut_write_file(max, buf));
+		}
 	}
 
 	return th_finish();

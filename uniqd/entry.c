@@ -79,10 +79,12 @@ static void uniqd_entry_publish(void *ctx, struct uniqd_rec *rec)
 }
 
 /*
- * Put entry @idx (@data, @len in its mapped record; keyed hash @khash)
- * into @cls's kernel-only table; @slot, if not NULL, is published right
- * before it can be found. 0 also if an equal record is there already
- * (only a growth meets one: an entry the index left out before).
+ * Put entry @idx (@len bytes at @data in its mapped record; keyed hash
+ * @khash) into @cls's kernel-only table. For a new entry, @slot: its
+ * record, written and published (from slot->data) only once the insert
+ * can no longer fail, right before it can be found. Without @slot (an
+ * index growth leaves out an entry the old array held), 0 also if an equal
+ * record is there already: an entry left out before.
  */
 static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
 			      const u8 *data, u32 len,
@@ -113,15 +115,23 @@ static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
 	rec->class_id = cls->id;
 	rec->len = len;
 	rec->data = data;
-	got = uniqd_table_insert(t, khash, rec,
-				 slot ? uniqd_entry_publish : NULL, slot);
+	got = uniqd_table_insert_key(t, khash, rec, slot ? slot->data : data,
+				     slot ? uniqd_entry_publish : NULL, slot);
 	if (got == rec) {
 		atomic64_add(kmalloc_size_roundup(sizeof(*rec)),
 			     &pool->kernel_bytes);
 		return 0;
 	}
 	kfree(rec);
-	return PTR_ERR_OR_ZERO(got);
+	if (IS_ERR(got))
+		return PTR_ERR(got);
+	/*
+	 * A new entry's content was absent under map->lock: an equal record
+	 * means two entries of one content. Never made silently.
+	 */
+	if (WARN_ON_ONCE(slot))
+		return -EIO;
+	return 0;
 }
 
 /*

@@ -205,7 +205,7 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2,
 	slots = uniqd_map_alloc(m, pg, n);
 	if (!slots)
 		goto out;
-	/* Not reused if this growth fails: readers may have faulted them. */
+	/* Faults map the pages below index_next, and zero pages once freed. */
 	WRITE_ONCE(m->index_next, m->index_next + n);
 	m->index_bytes += bytes;
 	for (i = 0; m->slots && i < 1ULL << m->log2; i++) {
@@ -227,7 +227,7 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2,
 		if (ret) {
 			/* Forget what this growth spilled: the old array has it. */
 			m->nspill = spilled;
-			goto out;
+			goto give_back;
 		}
 		uniqd_index_spill(m, v);
 	}
@@ -262,6 +262,18 @@ static int uniqd_index_grow(struct uniqd_map *m, u32 log2,
 		m->index_bytes -= bytes;
 	}
 	ret = 0;
+	goto out;
+
+	/*
+	 * The array was never published: give it back and take its offsets
+	 * again, index_next first (uniqd_map_free()), so that a growth that
+	 * fails burns neither memory nor room in the index region, however
+	 * often it is tried again.
+	 */
+give_back:
+	m->index_bytes -= bytes;
+	WRITE_ONCE(m->index_next, pg);
+	uniqd_map_free(m, pg, n);
 out:
 	trace_uniqd_index_grow(id, old, log2, m->indexed, ret);
 	return ret;

@@ -139,8 +139,11 @@ static int uniqd_ioc_attach(struct uniqd_file *uf, struct uniqd_pool *unused,
 	ret = uniqd_pool_attach(&req, &pool, &created);
 	if (ret)
 		goto unlock;
-	/* Before anything can map it through this file. */
-	uniqd_map_user_add(&pool->map, &uf->map_user, uf->map_user.mapping);
+	/*
+	 * Before anything can map it through this file: its VMAs go into the
+	 * pool's own address_space, the one a give-back unmaps.
+	 */
+	WRITE_ONCE(uf->file->f_mapping, uniqd_map_mapping(&pool->map));
 	/* Set once; pairs with the acquire in uniqd_ioctl(). */
 	smp_store_release(&uf->pool, pool);
 

@@ -28,8 +28,7 @@ static int uniqd_open(struct inode *inode, struct file *file)
 	if (!uf)
 		return -ENOMEM;
 	mutex_init(&uf->attach_lock);
-	/* Where this file's mappings are: the device inode's address space. */
-	uf->map_user.mapping = file->f_mapping;
+	uf->file = file;
 	file->private_data = uf;
 	return 0;
 }
@@ -40,7 +39,6 @@ static int uniqd_release(struct inode *inode, struct file *file)
 
 	if (uf->pool) {
 		trace_uniqd_detach(uf->pool->id);
-		uniqd_map_user_del(&uf->pool->map, &uf->map_user);
 		uniqd_pool_put(uf->pool);
 	}
 	mutex_destroy(&uf->attach_lock);
@@ -86,10 +84,13 @@ static int __init uniqd_init(void)
 	ret = uniqd_params_check();
 	if (ret)
 		return ret;
+	ret = uniqd_map_wq_init();
+	if (ret)
+		return ret;
 	/* First: pools allocate "blake3" tfms from it. */
 	ret = uniqd_blake3_shash_register();
 	if (ret)
-		return ret;
+		goto exit_wq;
 	ret = uniqd_blake3_ahash_register();
 	if (ret)
 		goto unregister_shash;
@@ -110,14 +111,16 @@ unregister_ahash:
 	uniqd_blake3_ahash_unregister();
 unregister_shash:
 	uniqd_blake3_shash_unregister();
+exit_wq:
+	uniqd_map_wq_exit();
 	return ret;
 }
 
 static void __exit uniqd_exit(void)
 {
 	misc_deregister(&uniqd_misc);
-	/* Index arrays given back wait for a grace period in map.c's code. */
-	rcu_barrier();
+	/* Index arrays given back are freed before the module goes. */
+	uniqd_map_wq_exit();
 	/* Every pool gave back what it charged: no user is left. */
 	WARN_ON(!uniqd_quota_idle());
 	/* Last: no pool, hence no tfm, is left. */

@@ -17,39 +17,129 @@
  * unmapped, moved or freed before the pool: a reader holding an offset
  * still reads what it read before. Only a retired index array is given
  * back (uniqd_map_free()): it is unmapped from every process, and a reader
- * that still goes there reads a page of zeroes, which is only a miss.
+ * that still goes there reads a page of zeroes, which is only a miss. A
+ * page given back is never written again: a process that still holds it
+ * (a pipe, a GUP pin) reads what was published there, and it is freed, in
+ * process context, when the last of them lets go.
  *
  * Only uapi structures, content and zeroes are ever written to these pages:
  * no pointer, no kernel hash, no secret (Documentation/design.rst).
  */
 #include <linux/err.h>
+#include <linux/fs.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/mount.h>
 #include <linux/nospec.h>
 #include <linux/overflow.h>
 #include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/pagemap.h>
+#include <linux/pseudo_fs.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include "map.h"
 
-/* A kernel mapping of a multi-page area, unmapped with the pool. */
+/*
+ * An area of uniqd_map_alloc() that may be given back or needs unmapping
+ * with the pool: a multi-page area (vmap()ed) or an index array of one
+ * page (on pages of 16 KiB and more, or UNIQD_INDEX_ONE_PAGE).
+ */
 struct uniqd_map_vm {
 	struct uniqd_map_vm *next;
 	void *addr;
-	struct rcu_head rcu;		/* given back: freed after a grace period */
+	unsigned int n;			/* pages */
+	struct rcu_work free;		/* given back: after a grace period */
 };
 
-/* A given-back area, once no fault or kernel reader can hold it. */
-static void uniqd_map_vm_free_rcu(struct rcu_head *rcu)
-{
-	struct uniqd_map_vm *vm = container_of(rcu, struct uniqd_map_vm, rcu);
+/*
+ * Areas given back are freed from this queue, in process context: vfree()
+ * from an RCU callback (softirq) would defer itself to vfree_atomic(), which
+ * writes a list node into the area's first page, a page a pipe or a GUP pin
+ * may still hold. The module's exit destroys it after rcu_barrier().
+ */
+static struct workqueue_struct *uniqd_map_wq;
 
-	/* From softirq context vfree() defers itself to a worker. */
-	vfree(vm->addr);
+int uniqd_map_wq_init(void)
+{
+	uniqd_map_wq = alloc_workqueue("uniqd_map", WQ_UNBOUND, 0);
+	return uniqd_map_wq ? 0 : -ENOMEM;
+}
+
+void uniqd_map_wq_exit(void)
+{
+	/* Every queue_rcu_work() has queued its work; then each has run. */
+	rcu_barrier();
+	destroy_workqueue(uniqd_map_wq);
+}
+
+/* Drop the area's pages (each freed once no one else holds it). */
+static void uniqd_map_vm_put(struct uniqd_map_vm *vm)
+{
+	if (vm->n > 1)
+		vfree(vm->addr);
+	else
+		put_page(virt_to_page(vm->addr));
+}
+
+static void uniqd_map_vm_free_work(struct work_struct *work)
+{
+	struct uniqd_map_vm *vm = container_of(to_rcu_work(work),
+					       struct uniqd_map_vm, free);
+
+	uniqd_map_vm_put(vm);
 	kfree(vm);
+}
+
+/*
+ * The pool's inode, on a private pseudo filesystem pinned by every pool
+ * (as DRM gives each device an anonymous inode for its mappings).
+ */
+#define UNIQD_MAP_FS_MAGIC	0x756e7164	/* "dqnu" */
+
+static struct vfsmount *uniqd_map_mnt;
+static int uniqd_map_mnt_count;
+
+static int uniqd_map_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, UNIQD_MAP_FS_MAGIC) ? 0 : -ENOMEM;
+}
+
+static struct file_system_type uniqd_map_fs_type = {
+	.name		= "uniqd",
+	.owner		= THIS_MODULE,
+	.init_fs_context = uniqd_map_init_fs_context,
+	.kill_sb	= kill_anon_super,
+};
+
+static struct inode *uniqd_map_inode_new(void)
+{
+	struct inode *inode;
+	int ret;
+
+	ret = simple_pin_fs(&uniqd_map_fs_type, &uniqd_map_mnt,
+			    &uniqd_map_mnt_count);
+	if (ret)
+		return ERR_PTR(ret);
+	inode = alloc_anon_inode(uniqd_map_mnt->mnt_sb);
+	if (IS_ERR(inode))
+		simple_release_fs(&uniqd_map_mnt, &uniqd_map_mnt_count);
+	return inode;
+}
+
+static void uniqd_map_inode_put(struct inode *inode)
+{
+	iput(inode);
+	simple_release_fs(&uniqd_map_mnt, &uniqd_map_mnt_count);
+}
+
+/* What ATTACH makes a file's f_mapping: its VMAs are the pool's. */
+struct address_space *uniqd_map_mapping(struct uniqd_map *m)
+{
+	return m->inode->i_mapping;
 }
 
 #ifndef UNIQD_HAVE_VM_FLAGS_MOD
@@ -60,6 +150,12 @@ static void vm_flags_mod(struct vm_area_struct *vma, unsigned long set,
 	vma->vm_flags = (vma->vm_flags | set) & ~clear;
 }
 #endif
+
+/* Pages of the index region are the only ones ever given back. */
+static bool uniqd_map_in_index(struct uniqd_map *m, pgoff_t pg)
+{
+	return pg >= m->index_pg && pg < m->index_pg + m->index_pages;
+}
 
 /*
  * @n zeroed pages at @pg..@pg + @n - 1, contiguous in the kernel (vmap()ed
@@ -80,7 +176,7 @@ void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n)
 		kvmalloc_array(n, sizeof(*pages), GFP_KERNEL_ACCOUNT);
 	if (!pages)
 		return NULL;
-	if (n > 1) {
+	if (n > 1 || uniqd_map_in_index(m, pg)) {
 		vm = kmalloc(sizeof(*vm), GFP_KERNEL_ACCOUNT);
 		if (!vm)
 			goto free_array;
@@ -102,9 +198,10 @@ void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n)
 	for (i = 0; i < n; i++)
 		WARN_ON_ONCE(xa_store(&m->pages, pg + i, addr + i * PAGE_SIZE,
 				      GFP_KERNEL_ACCOUNT));
-	m->bytes += (u64)n << PAGE_SHIFT;
+	WRITE_ONCE(m->bytes, m->bytes + ((u64)n << PAGE_SHIFT));
 	if (vm) {
 		vm->addr = addr;
+		vm->n = n;
 		vm->next = m->vms;
 		m->vms = vm;
 	}
@@ -123,84 +220,63 @@ free_array:
 	return NULL;
 }
 
+/* The page behind a kernel address of the mapping. */
+static struct page *uniqd_map_addr_page(const void *addr)
+{
+	return is_vmalloc_addr(addr) ? vmalloc_to_page(addr) :
+				       virt_to_page(addr);
+}
+
 /*
- * Give back the @n pages at @pg, one area of uniqd_map_alloc() (@n > 1)
- * that no published word leads to any more. New faults there map the zero
- * page; what processes mapped is unmapped (in every address space a file
- * of the pool was opened in, which also drops other pools' pages at these
- * offsets: they only fault again); kernel readers and faults that loaded
- * the pages under RCU are done with them after a grace period, when
- * call_rcu() frees the area (not waited for: creators hold map->lock
- * here). A page a process faulted in just before the unmap keeps its
- * reference: it is freed when that mapping goes, and reads as the old,
- * consistent array.
+ * Give back the @n pages at @pg, one area of uniqd_map_alloc() in the
+ * index region that no published word leads to any more: a retired index
+ * array, or the array of a growth that failed. Then unmapped from every
+ * process (the pool's own address_space: no other pool's mappings are
+ * touched), and freed after a grace period, from process context, by
+ * uniqd_map_wq: kernel readers load the pages under RCU. Nothing writes
+ * to the pages again: a process that still holds one (a pipe, a GUP pin)
+ * reads what it read before, and the page is freed when it lets go.
+ *
+ * A fault may have found a page just before the xa_erase(): the page-cache
+ * truncate protocol orders it with the unmap. The fault locks the page and
+ * looks again; here each page is locked and unlocked after the erase and
+ * before the unmap. So a fault either saw the erase (and maps the zero page
+ * or nothing) or installed its PTE before the unlock, for the unmap to find.
+ * The zero page's lock does the same for a fault that chose it from an
+ * index_next the caller has since lowered.
  */
 void uniqd_map_free(struct uniqd_map *m, pgoff_t pg, unsigned int n)
 {
 	struct uniqd_map_vm **pp, *vm;
-	struct address_space *last = NULL;
-	struct uniqd_map_user *u;
 	unsigned int i;
 	void *addr;
 
 	lockdep_assert_held(&m->lock);
 	addr = xa_load(&m->pages, pg);
-	for (i = 0; i < n; i++)
-		xa_erase(&m->pages, pg + i);
-	mutex_lock(&m->users_lock);
-	/* Files opened in one address space are kept next to each other. */
-	list_for_each_entry(u, &m->users, node) {
-		if (u->mapping == last)
-			continue;
-		last = u->mapping;
-		unmap_mapping_range(u->mapping, (loff_t)pg << PAGE_SHIFT,
-				    (loff_t)n << PAGE_SHIFT, 0);
-	}
-	mutex_unlock(&m->users_lock);
 	for (pp = &m->vms; (vm = *pp); pp = &vm->next) {
 		if (vm->addr == addr) {
 			*pp = vm->next;
 			break;
 		}
 	}
-	if (WARN_ON_ONCE(!vm))
+	/* Only areas of the index region are tracked and given back. */
+	if (WARN_ON_ONCE(!vm || vm->n != n || !uniqd_map_in_index(m, pg)))
 		return;
-	call_rcu(&vm->rcu, uniqd_map_vm_free_rcu);
-	m->bytes -= (u64)n << PAGE_SHIFT;
-}
+	for (i = 0; i < n; i++)
+		xa_erase(&m->pages, pg + i);
+	for (i = 0; i < n; i++) {
+		struct page *page = uniqd_map_addr_page(addr + i * PAGE_SIZE);
 
-/* A file attached to the pool: its mappings are unmapped on give-back. */
-void uniqd_map_user_add(struct uniqd_map *m, struct uniqd_map_user *u,
-			struct address_space *mapping)
-{
-	struct uniqd_map_user *v;
-
-	u->mapping = mapping;
-	mutex_lock(&m->users_lock);
-	list_for_each_entry(v, &m->users, node) {
-		if (v->mapping == mapping) {
-			list_add(&u->node, &v->node);
-			goto unlock;
-		}
+		lock_page(page);
+		unlock_page(page);
 	}
-	list_add_tail(&u->node, &m->users);
-unlock:
-	mutex_unlock(&m->users_lock);
-}
-
-/* Its last reference is going: no VMA of it is left. */
-void uniqd_map_user_del(struct uniqd_map *m, struct uniqd_map_user *u)
-{
-	mutex_lock(&m->users_lock);
-	list_del(&u->node);
-	mutex_unlock(&m->users_lock);
-}
-
-/* The page behind a kernel address of the mapping. */
-static struct page *uniqd_map_addr_page(const void *addr)
-{
-	return is_vmalloc_addr(addr) ? vmalloc_to_page(addr) :
-				       virt_to_page(addr);
+	lock_page(virt_to_page(m->zero));
+	unlock_page(virt_to_page(m->zero));
+	unmap_mapping_range(uniqd_map_mapping(m), (loff_t)pg << PAGE_SHIFT,
+			    (loff_t)n << PAGE_SHIFT, 0);
+	INIT_RCU_WORK(&vm->free, uniqd_map_vm_free_work);
+	queue_rcu_work(uniqd_map_wq, &vm->free);
+	WRITE_ONCE(m->bytes, m->bytes - ((u64)n << PAGE_SHIFT));
 }
 
 /* A zeroed page at @pg of the mapping; NULL on -ENOMEM. */
@@ -215,8 +291,6 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	u64 entries_pages, index_pages, records_pages, slots;
 
 	mutex_init(&m->lock);
-	mutex_init(&m->users_lock);
-	INIT_LIST_HEAD(&m->users);
 	xa_init(&m->pages);
 
 	/*
@@ -246,6 +320,13 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	m->index_next = m->index_pg;
 	m->records_next = m->records_pg;
 
+	m->inode = uniqd_map_inode_new();
+	if (IS_ERR(m->inode)) {
+		int ret = PTR_ERR(m->inode);
+
+		m->inode = NULL;
+		return ret;
+	}
 	m->zero = (void *)get_zeroed_page(GFP_KERNEL_ACCOUNT);
 	if (!m->zero)
 		return -ENOMEM;
@@ -290,9 +371,10 @@ void uniqd_map_destroy(struct uniqd_map *m)
 	 */
 	if (m->zero)
 		free_page((unsigned long)m->zero);
+	if (m->inode)
+		uniqd_map_inode_put(m->inode);
 	if (!m->hdr)
 		return;
-	WARN_ON_ONCE(!list_empty(&m->users));
 	/*
 	 * A page someone still pins (a read-only GUP) is freed by them:
 	 * put_page() here, __free_page() in vfree(), drop only our reference.
@@ -303,14 +385,15 @@ void uniqd_map_destroy(struct uniqd_map *m)
 		cond_resched();
 	}
 	xa_destroy(&m->pages);
+	/* A one-page area's page was put above, with the others. */
 	while ((vm = m->vms)) {
 		m->vms = vm->next;
-		vfree(vm->addr);
+		if (vm->n > 1)
+			vfree(vm->addr);
 		kfree(vm);
 		cond_resched();
 	}
 	kvfree(m->spill);
-	mutex_destroy(&m->users_lock);
 	mutex_destroy(&m->lock);
 }
 
@@ -414,10 +497,12 @@ static void *uniqd_map_rec_space(struct uniqd_map *m, struct uniqd_map_slot *s)
 }
 
 /*
- * Write the record of a new entry @idx and make entries[idx] writable; it
- * is visible to readers only after uniqd_map_entry_publish(). Errors:
- * -ENOMEM; -EDQUOT if the records region is full, which max_bytes keeps
- * from happening (uniqd_map_init() sizes the region, and every record that
+ * Space for the record of a new entry @idx (@class_id, @len bytes at
+ * @data, which must stay there until it is published) and entries[idx]
+ * made writable. Nothing is written to the mapping yet: content that is
+ * never published never shows in it, even for a moment. Errors: -ENOMEM;
+ * -EDQUOT if the records region is full, which max_bytes keeps from
+ * happening (uniqd_map_init() sizes the region, and every record that
  * still takes space there stays counted against max_bytes).
  */
 int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
@@ -433,27 +518,25 @@ int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 	rec = uniqd_map_rec_space(m, s);
 	if (IS_ERR(rec))
 		return PTR_ERR(rec);
-	/* The space is zero: the padding after the content stays so. */
-	rec->class_id = class_id;
-	rec->len = len;
-	memcpy(rec->data, data, len);
 	s->rec = rec;
+	s->class_id = class_id;
+	s->data = data;
+	s->len = len;
 	return 0;
 }
 
 /*
- * The record of uniqd_map_entry_new() under the same hold of the lock, which
- * is not to be published after all (an error): zero it, and give its space
- * back. In a chunk it is the chunk's latest record; pages of its own are
- * kept for the next record of as many pages (they are not freed: a reader
- * may have faulted them in), unless such pages already wait. Returns
- * whether it was given back; if not, the space stays used until the pool
- * dies.
+ * The space of uniqd_map_entry_new() under the same hold of the lock, which
+ * is not to be published after all (an error): give it back. Nothing was
+ * written to it. In a chunk it is the chunk's latest record; pages of its
+ * own are kept for the next record of as many pages (they are not freed: a
+ * reader may have faulted them in), unless such pages already wait.
+ * Returns whether it was given back; if not, the space stays used until
+ * the pool dies.
  */
 bool uniqd_map_entry_unnew(struct uniqd_map *m, struct uniqd_map_slot *s)
 {
 	lockdep_assert_held(&m->lock);
-	memset(s->rec, 0, s->size);
 	if (s->pages) {
 		if (m->spare)
 			return false;
@@ -469,11 +552,17 @@ bool uniqd_map_entry_unnew(struct uniqd_map *m, struct uniqd_map_slot *s)
 }
 
 /*
- * entries[idx] = the record's offset. The record is complete; its reader
- * loads the entry with acquire. May run under a table spinlock.
+ * Write the record and publish it: entries[idx] = the record's offset,
+ * with release, so that its reader, who loads the entry with acquire, sees
+ * it whole. Cannot fail: every step that can runs before it. May run under
+ * a table spinlock.
  */
 void uniqd_map_entry_publish(struct uniqd_map_slot *s)
 {
+	/* The space is zero: the padding after the content stays so. */
+	s->rec->class_id = s->class_id;
+	s->rec->len = s->len;
+	memcpy(s->rec->data, s->data, s->len);
 	/* Pairs with readers' acquire of entries[idx]: the record is whole. */
 	smp_store_release(s->entry, s->off);
 }
@@ -493,34 +582,57 @@ void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st)
 }
 
 /*
- * Any page of the pool that exists, else SIGBUS: a reader that follows the
- * published words never meets a missing page.
+ * The page at @pg for a fault, referenced: the area's page, the zero page
+ * for a page of a retired index array, or NULL. Under RCU: uniqd_map_free()
+ * frees an area only after a grace period.
  */
-static vm_fault_t uniqd_map_fault(struct vm_fault *vmf)
+static struct page *uniqd_map_fault_page(struct uniqd_map *m, pgoff_t pg)
 {
-	struct uniqd_map *m = vmf->vma->vm_private_data;
-	struct page *page;
-	pgoff_t pg = vmf->pgoff;
+	struct page *page = NULL;
 	void *addr;
 
-	if (pg >= m->map_pages)
-		return VM_FAULT_SIGBUS;
-	pg = array_index_nospec(pg, m->map_pages);
-	/* Until the page is held: uniqd_map_free() waits for a grace period. */
 	rcu_read_lock();
 	addr = xa_load(&m->pages, pg);
 	/* A retired index array reads as empty. */
 	if (!addr && pg >= m->index_pg && pg < READ_ONCE(m->index_next))
 		addr = m->zero;
-	if (!addr) {
-		rcu_read_unlock();
-		return VM_FAULT_SIGBUS;
+	if (addr) {
+		page = uniqd_map_addr_page(addr);
+		get_page(page);
 	}
-	page = uniqd_map_addr_page(addr);
-	get_page(page);
 	rcu_read_unlock();
+	return page;
+}
+
+/*
+ * Any page of the pool that exists, else SIGBUS: a reader that follows the
+ * published words never meets a missing page. Returned locked, once it is
+ * seen still to be the page at @pg under its lock (uniqd_map_free()).
+ */
+static vm_fault_t uniqd_map_fault(struct vm_fault *vmf)
+{
+	struct uniqd_map *m = vmf->vma->vm_private_data;
+	struct page *page, *now;
+	pgoff_t pg = vmf->pgoff;
+
+	if (pg >= m->map_pages)
+		return VM_FAULT_SIGBUS;
+	pg = array_index_nospec(pg, m->map_pages);
+	page = uniqd_map_fault_page(m, pg);
+	if (!page)
+		return VM_FAULT_SIGBUS;
+	lock_page(page);
+	now = uniqd_map_fault_page(m, pg);
+	if (now)
+		put_page(now);
+	if (now != page) {
+		/* Given back meanwhile: fault again, and find what is there. */
+		unlock_page(page);
+		put_page(page);
+		return VM_FAULT_NOPAGE;
+	}
 	vmf->page = page;
-	return 0;
+	return VM_FAULT_LOCKED;
 }
 
 /* A VMA copied (fork) or split, and one gone: the count POOLS reports. */

@@ -12,25 +12,24 @@
 #include <linux/xarray.h>
 #include <uapi/linux/uniqd.h>
 
-struct address_space;
+struct inode;
 struct vm_area_struct;
 struct uniqd_map_vm;
 
-/*
- * A file attached to the pool, as the map knows it: the address space its
- * mappings of the pool are in, so that pages given back (a retired index
- * array) can be unmapped from every process. Embedded in the file's
- * struct uniqd_file: every VMA of the pool holds such a file.
- */
-struct uniqd_map_user {
-	struct list_head node;		/* in uniqd_map.users */
-	struct address_space *mapping;
-};
-
 /* Records of up to 1/8 of a chunk are bump-allocated in 64 KiB chunks. */
 #define UNIQD_MAP_CHUNK_PAGES	16U
-/* The first index array; doubled when more than half full. */
+/*
+ * The first index array (1024 slots, 8 KiB); doubled when more than half
+ * full. On pages of 16 KiB or more the first arrays fit in one page, whose
+ * give-back takes paths of their own: the build option UNIQD_INDEX_ONE_PAGE
+ * (Kbuild) makes the first array one page on 4 KiB pages too, so that
+ * those paths run on x86 (Documentation/testing.rst).
+ */
+#ifdef UNIQD_INDEX_ONE_PAGE
+#define UNIQD_MAP_INDEX_MIN_LOG2	(PAGE_SHIFT - 3U)
+#else
 #define UNIQD_MAP_INDEX_MIN_LOG2	10U
+#endif
 
 /*
  * Every page of the mapping is a whole zeroed page of its own, charged to
@@ -50,12 +49,16 @@ struct uniqd_map {
 	/* VMAs mapping the pool now (mmap, vm_ops open/close); no lock. */
 	atomic_t vmas;
 	/*
-	 * Guards users, the attached files. Taken under lock (to unmap a
-	 * retired index array), never the other way round.
+	 * The pool's own anonymous inode: every file attached to the pool
+	 * has its i_mapping as f_mapping, so its VMAs are all in one
+	 * address_space, the one a give-back unmaps, and no other pool's.
 	 */
-	struct mutex users_lock;
-	struct list_head users;
-	/* Mapped for any page of a retired index array: reads as empty. */
+	struct inode *inode;
+	/*
+	 * Mapped for any page of a retired index array: reads as empty.
+	 * Its page lock orders faults that map it with uniqd_map_free(),
+	 * as each area's own pages' locks do (the truncate protocol).
+	 */
 	void *zero;
 	/*
 	 * pgoff -> the page's kernel address (in the direct map, or in its
@@ -95,7 +98,8 @@ struct uniqd_map {
 	u32 nspill;
 	u32 spill_cap;
 	u64 index_bytes;		/* index arrays not given back */
-	u64 bytes;			/* pages allocated, in bytes */
+	/* Pages allocated, in bytes; WRITE_ONCE(): POOLS reads it unlocked. */
+	u64 bytes;
 
 	struct uniqd_map_vm *vms;	/* kernel mappings of multi-page areas */
 };
@@ -108,15 +112,19 @@ struct uniqd_map_slot {
 	u32 size;			/* bytes of the record */
 	/* Pages the record has to itself, or 0 if it is in a chunk. */
 	u32 pages;
+	/* What uniqd_map_entry_publish() writes into the record. */
+	u32 class_id;
+	u32 len;
+	const void *data;
 };
 
 int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries);
 void uniqd_map_destroy(struct uniqd_map *m);
 void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n);
 void uniqd_map_free(struct uniqd_map *m, pgoff_t pg, unsigned int n);
-void uniqd_map_user_add(struct uniqd_map *m, struct uniqd_map_user *u,
-			struct address_space *mapping);
-void uniqd_map_user_del(struct uniqd_map *m, struct uniqd_map_user *u);
+struct address_space *uniqd_map_mapping(struct uniqd_map *m);
+int uniqd_map_wq_init(void);
+void uniqd_map_wq_exit(void);
 int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 			const void *data, u32 len, struct uniqd_map_slot *s);
 bool uniqd_map_entry_unnew(struct uniqd_map *m, struct uniqd_map_slot *s);

@@ -19,6 +19,7 @@
 #include <linux/ipc_namespace.h>
 #include <linux/jhash.h>
 #include <linux/nsproxy.h>
+#include <linux/proc_ns.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -39,12 +40,32 @@ static DEFINE_MUTEX(uniqd_pools_mutex);
 static DEFINE_HASHTABLE(uniqd_pools, 8);
 static unsigned int uniqd_nr_pools;
 /*
- * Live pools by id. Ids are allocated cyclically, like PIDs: in order,
- * wrapping after 2^32 - 1 and skipping live ones, so a handle's pool id is
- * reused only after four billion pools were created, never while it lives.
+ * Pools by id. Ids are allocated cyclically, like PIDs: in order, wrapping
+ * after 2^32 - 1 and skipping taken ones, so that a handle's pool id comes
+ * back only after the counter has gone all the way round. RESTORE never
+ * moves the counter (as clone3()'s set_tid does not): it may take only an
+ * id that the counter has not handed out in this round, or its own again
+ * (see uniqd_pool_id_restore()). An id a restored pool had stays taken when
+ * the pool dies, by a value entry holding the uid that restored it, so
+ * that the counter never hands it out: uniqd_nr_restored_ids counts those
+ * and the live restored pools.
  */
 static DEFINE_XARRAY_ALLOC1(uniqd_pool_ids);
 static u32 uniqd_next_pool_id = 1;
+static unsigned int uniqd_nr_restored_ids;
+
+/* Ids restored without privilege, at most, before RESTORE says -ENOSPC. */
+#define UNIQD_MAX_RESTORED_IDS	4096U
+
+/* The live pool of @id, or NULL (none, or a restored pool's id kept). */
+static struct uniqd_pool *uniqd_pool_by_id(u32 id)
+{
+	struct uniqd_pool *pool;
+
+	lockdep_assert_held(&uniqd_pools_mutex);
+	pool = xa_load(&uniqd_pool_ids, id);
+	return xa_is_value(pool) ? NULL : pool;
+}
 
 static u32 uniqd_name_hash(const struct ipc_namespace *ns, const u8 *name,
 			   u32 len)
@@ -63,12 +84,12 @@ static struct ipc_namespace *uniqd_current_ipc_ns(void)
 }
 
 /*
- * Where the kernel exports put_ipc_ns() (6.12; not Debian's 6.1), a pool
- * pins its namespace, so a namespace's address names it while a pool of it
- * lives. Elsewhere the pool keeps the address and the namespace's inode
- * number unpinned: see design.rst for what that leaves open.
+ * A pool pins the ipc namespace its name lives in, so that the namespace's
+ * address names it while the pool lives. put_ipc_ns() is exported in 6.12,
+ * not in Debian's 6.1; there the namespace's own operations drop the
+ * reference (ipcns_operations.put is ipcns_put(), which calls it), as
+ * setns() and /proc/PID/ns do.
  */
-#ifdef UNIQD_HAVE_PUT_IPC_NS
 static struct ipc_namespace *uniqd_ipc_ns_get(struct ipc_namespace *ns)
 {
 	return get_ipc_ns(ns);
@@ -76,23 +97,17 @@ static struct ipc_namespace *uniqd_ipc_ns_get(struct ipc_namespace *ns)
 
 static void uniqd_ipc_ns_put(struct ipc_namespace *ns)
 {
+#ifdef UNIQD_HAVE_PUT_IPC_NS
 	put_ipc_ns(ns);
-}
-#else
-static struct ipc_namespace *uniqd_ipc_ns_get(struct ipc_namespace *ns)
-{
-	return ns;
-}
-
-static void uniqd_ipc_ns_put(struct ipc_namespace *ns)
-{
-}
+#elif IS_ENABLED(CONFIG_IPC_NS)
+	ns->ns.ops->put(&ns->ns);
 #endif
+}
 
 static bool uniqd_pool_in_ns(const struct uniqd_pool *pool,
 			     const struct ipc_namespace *ns)
 {
-	return pool->ipc_ns == ns && (!ns || pool->ipc_ns_inum == ns->ns.inum);
+	return pool->ipc_ns == ns;
 }
 
 static struct uniqd_pool *uniqd_pool_find(const struct ipc_namespace *ns,
@@ -188,8 +203,7 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	atomic_set(&pool->nr_classes, 0);
 	pool->name_len = req->name_len;
 	memcpy(pool->name, req->name, req->name_len);
-	pool->ipc_ns = uniqd_ipc_ns_get(req->ipc_ns);
-	pool->ipc_ns_inum = req->ipc_ns ? req->ipc_ns->ns.inum : 0;
+	pool->ipc_ns = req->ipc_ns ? uniqd_ipc_ns_get(req->ipc_ns) : NULL;
 
 	/* The pool counts against max_user_pools of its creator's chain. */
 	ret = uniqd_quota_charge(pool, 0, 0, 1);
@@ -266,27 +280,43 @@ static void uniqd_pool_hash_add(struct uniqd_pool *pool)
 
 /*
  * UNIQD_ATTACH_RESTORE: @pool takes the id @id, the one its snapshot's
- * handles carry, if no pool has it now (-EADDRINUSE). Any id that is free
- * may be taken, also one this module issued before: the snapshot is the
- * authority on what its handles mean (design.rst, "Snapshots"). The cyclic
- * counter moves past it, so that new pools take an id restored from a
- * snapshot only after the ids wrap, never soon after the restored pool is
- * gone.
+ * handles carry. -EADDRINUSE if a pool has it now. Without privilege
+ * (CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN, as for clone3()'s set_tid) the
+ * id must be one the counter has not reached in this round, or one the
+ * caller's uid restored before: any other free id was a pool's that died,
+ * and its handles must not come back naming the snapshot's content
+ * (-EPERM). -ENOSPC when UNIQD_MAX_RESTORED_IDS ids are kept already. The
+ * counter does not move (design.rst, "Pool ids").
  */
 static int uniqd_pool_id_restore(struct uniqd_pool *pool, u32 id)
 {
+	void *old = xa_load(&uniqd_pool_ids, id);
+	u32 uid = from_kuid(&init_user_ns, current_fsuid());
+	bool kept = xa_is_value(old);
 	int ret;
 
 	lockdep_assert_held(&uniqd_pools_mutex);
-	ret = xa_insert(&uniqd_pool_ids, id, pool, GFP_KERNEL);
-	if (ret == -EBUSY)
+	if (old && !kept)
 		return -EADDRINUSE;
+	if (kept)
+		ret = xa_to_value(old) == uid ? 0 : -EPERM;
+	else if (id < uniqd_next_pool_id)
+		ret = -EPERM;
+	else
+		ret = uniqd_nr_restored_ids < UNIQD_MAX_RESTORED_IDS ? 0 :
+								      -ENOSPC;
+	if (ret && !checkpoint_restore_ns_capable(&init_user_ns))
+		return ret;
+	if (kept)
+		ret = xa_err(xa_store(&uniqd_pool_ids, id, pool, GFP_KERNEL));
+	else
+		ret = xa_insert(&uniqd_pool_ids, id, pool, GFP_KERNEL);
 	if (ret)
 		return ret;
+	if (!kept)
+		uniqd_nr_restored_ids++;
 	pool->id = id;
-	/* U32_MAX wraps the counter to 0; xa_alloc_cyclic() starts at 1 then. */
-	if (id >= uniqd_next_pool_id)
-		uniqd_next_pool_id = id + 1;
+	pool->restored = true;
 	return 0;
 }
 
@@ -359,7 +389,13 @@ void uniqd_pool_put(struct uniqd_pool *pool)
 		return;
 	hash_del(&pool->node);
 	uniqd_nr_pools--;
-	xa_erase(&uniqd_pool_ids, pool->id);
+	/* Replaces an entry: allocates nothing, cannot fail. */
+	if (pool->restored)
+		xa_store(&uniqd_pool_ids, pool->id,
+			 xa_mk_value(from_kuid(&init_user_ns, pool->owner)),
+			 GFP_NOWAIT);
+	else
+		xa_erase(&uniqd_pool_ids, pool->id);
 	mutex_unlock(&uniqd_pools_mutex);
 	trace_uniqd_pool_destroy(pool->id, READ_ONCE(pool->nr_entries),
 				 READ_ONCE(pool->content_bytes),
@@ -367,7 +403,8 @@ void uniqd_pool_put(struct uniqd_pool *pool)
 	uniqd_pool_free(pool);
 }
 
-void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
+/* What STATS and POOLS say of @pool but the map's part: takes no lock. */
+static void uniqd_pool_counts(struct uniqd_pool *pool, struct uniqd_stats *st)
 {
 	struct uniqd_kclass *cls;
 	unsigned long id;
@@ -402,6 +439,11 @@ void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
 	st->classes = atomic_read(&pool->nr_classes);
 	st->max_classes = pool->max_classes;
 	st->attached = refcount_read(&pool->ref);
+}
+
+void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st)
+{
+	uniqd_pool_counts(pool, st);
 	uniqd_map_stats(&pool->map, st);
 }
 
@@ -424,7 +466,13 @@ static void uniqd_pool_status_fill(struct uniqd_pool *pool,
 {
 	struct uniqd_stats st;
 
-	uniqd_pool_stats(pool, &st);
+	/*
+	 * Not map->lock: it covers index growths (vmap(), reclaim in the
+	 * creator's memory cgroup, unmapping from every process), and POOLS
+	 * holds uniqd_pools_mutex, which every ATTACH and last close need.
+	 */
+	uniqd_pool_counts(pool, &st);
+	st.map_bytes = READ_ONCE(pool->map.bytes);
 	memset(info, 0, sizeof(*info));
 	info->id = pool->id;
 	info->owner_uid = from_kuid_munged(current_user_ns(), pool->owner);
@@ -461,7 +509,7 @@ void uniqd_pool_list(u32 start_id, struct uniqd_pool_status *info, u32 max,
 	*next_id = 0;
 	mutex_lock(&uniqd_pools_mutex);
 	xa_for_each_start(&uniqd_pool_ids, id, pool, start_id ?: 1) {
-		if (!uniqd_pool_visible(pool, admin))
+		if (xa_is_value(pool) || !uniqd_pool_visible(pool, admin))
 			continue;
 		if (*n == max) {
 			*next_id = id;
@@ -485,7 +533,7 @@ int uniqd_pool_revoke(u32 id)
 	int ret = -ENOENT;
 
 	mutex_lock(&uniqd_pools_mutex);
-	pool = xa_load(&uniqd_pool_ids, id);
+	pool = uniqd_pool_by_id(id);
 	if (!pool)
 		goto unlock;
 	ret = -EPERM;

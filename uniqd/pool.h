@@ -51,9 +51,10 @@ struct uniqd_pool {
 	kuid_t owner;
 	kgid_t group;
 	u32 mode;			/* UNIQD_ATTACH_SHARE_* */
-	/* The name's scope: pinned where put_ipc_ns() is exported. */
+	/* The name's scope, pinned while the pool lives. */
 	struct ipc_namespace *ipc_ns;
-	unsigned int ipc_ns_inum;
+	/* Made by UNIQD_ATTACH_RESTORE: its id stays taken when it dies. */
+	bool restored;
 	/*
 	 * REVOKE: out of the registry (set under uniqd_pools_mutex, never
 	 * cleared); the commands of attached files fail with -EIDRM.

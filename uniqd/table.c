@@ -127,18 +127,21 @@ struct uniqd_rec *uniqd_table_find(struct uniqd_table *t, u64 hash,
 
 /*
  * Insert @rec (complete: idx, class_id, len, data; its hash is @hash)
- * unless an equal record is there. Returns the record that is in the table
- * now: @rec if it was inserted, the equal one found otherwise, or
- * ERR_PTR(-ENOMEM). @publish, when not NULL, runs under t->lock after the
- * insert and before any lookup can return @rec. The table owns an inserted
- * record; one that is not inserted is untouched and stays the caller's.
+ * unless an equal record is there, comparing others with @key, the bytes
+ * rec->data will hold once @publish has run (the same pointer when they
+ * are there already). Returns the record that is in the table now: @rec if
+ * it was inserted, the equal one found otherwise, or ERR_PTR(-ENOMEM).
+ * @publish, when not NULL, runs under t->lock after the insert, which can
+ * then no longer fail, and before any lookup can return @rec. The table
+ * owns an inserted record; one that is not inserted is untouched and stays
+ * the caller's.
  */
-struct uniqd_rec *uniqd_table_insert(struct uniqd_table *t, u64 hash,
-				     struct uniqd_rec *rec,
-				     uniqd_publish_fn publish, void *ctx)
+struct uniqd_rec *uniqd_table_insert_key(struct uniqd_table *t, u64 hash,
+					 struct uniqd_rec *rec, const void *key,
+					 uniqd_publish_fn publish, void *ctx)
 {
 	struct uniqd_table_key k = {
-		.hash = hash, .data = rec->data, .len = rec->len
+		.hash = hash, .data = key, .len = rec->len
 	};
 	struct uniqd_rec *got;
 	unsigned int tries = 0;

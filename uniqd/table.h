@@ -65,9 +65,19 @@ int uniqd_table_init(struct uniqd_table *t);
 void uniqd_table_destroy(struct uniqd_table *t);
 struct uniqd_rec *uniqd_table_find(struct uniqd_table *t, u64 hash,
 				   const void *key, u32 len);
-struct uniqd_rec *uniqd_table_insert(struct uniqd_table *t, u64 hash,
-				     struct uniqd_rec *rec,
-				     uniqd_publish_fn publish, void *ctx);
+struct uniqd_rec *uniqd_table_insert_key(struct uniqd_table *t, u64 hash,
+					 struct uniqd_rec *rec, const void *key,
+					 uniqd_publish_fn publish, void *ctx);
+
+/* The common case: rec->data holds the bytes already. */
+static inline struct uniqd_rec *uniqd_table_insert(struct uniqd_table *t,
+						   u64 hash,
+						   struct uniqd_rec *rec,
+						   uniqd_publish_fn publish,
+						   void *ctx)
+{
+	return uniqd_table_insert_key(t, hash, rec, rec->data, publish, ctx);
+}
 u32 uniqd_table_count(struct uniqd_table *t);
 u32 uniqd_table_size(struct uniqd_table *t);
 u64 uniqd_table_bytes(u32 slots);

@@ -23,8 +23,8 @@ struct uniqd_file {
 	 */
 	struct uniqd_pool *pool;
 	struct mutex attach_lock;	/* serialises ATTACH, guards the store */
-	/* In the pool's map once attached: its mapping, for give-backs. */
-	struct uniqd_map_user map_user;
+	/* Its f_mapping becomes the pool's at ATTACH (uniqd_map_mapping()). */
+	struct file *file;
 };
 
 /* Module parameters (params.c), read-only after load... */

@@ -15,6 +15,7 @@
 #include <linux/module.h>
 #include <linux/sched/task.h>
 
+#include "map.h"
 #include "uniqd_kunit.h"
 
 struct uk_thread {
@@ -87,14 +88,16 @@ int uk_run_threads(unsigned int n, int (*fn)(unsigned int i, void *data),
 	return ret;
 }
 
-/*
- * Without an exit function the module could not be unloaded. Index arrays
- * the tests' pools gave back wait for a grace period in this module's
- * copy of map.c.
- */
+/* This module's copy of map.c frees given-back index arrays from its queue. */
+static int __init uniqd_kunit_init(void)
+{
+	return uniqd_map_wq_init();
+}
+module_init(uniqd_kunit_init);
+
 static void __exit uniqd_kunit_exit(void)
 {
-	rcu_barrier();
+	uniqd_map_wq_exit();
 }
 module_exit(uniqd_kunit_exit);
 

@@ -1039,6 +1039,124 @@ static void map_header(struct kunit *test)
 				   w[i] != hd->hash_seed[1]);
 }
 
+/*
+ * POOLS never waits for a pool's map->lock, which covers index growths
+ * (vmap(), reclaim in the creator's memory cgroup, unmapping from every
+ * process): it holds uniqd_pools_mutex, which every ATTACH and last close
+ * needs. Here the lock is held by the caller itself: waiting would never
+ * end, and lockdep would call it recursive locking.
+ */
+static void pool_list_without_map_lock(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "list-locked", 0, 0, 0);
+	struct uniqd_pool_status *info;
+	u32 i, n, next;
+	bool seen = false;
+
+	info = kunit_kcalloc(test, 8, sizeof(*info), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, info);
+	mutex_lock(&pool->map.lock);
+	uniqd_pool_list(0, info, 8, &n, &next);
+	mutex_unlock(&pool->map.lock);
+	for (i = 0; i < n; i++) {
+		if (info[i].id != pool->id)
+			continue;
+		seen = true;
+		KUNIT_EXPECT_EQ(test, info[i].map_bytes,
+				uk_stats(pool).map_bytes);
+	}
+	KUNIT_EXPECT_TRUE(test, seen);
+}
+
+/*
+ * A new entry's record is written only when it is published: content that
+ * an error keeps from being published never shows in the mapping, not even
+ * for a moment (every process can read the records region).
+ */
+static void map_unpublished_never_written(struct kunit *test)
+{
+	static const char secret[] = "never-published";
+	struct uniqd_pool *pool = uk_pool(test, "map-unseen", 0, 0, 0);
+	struct uniqd_map *m = &pool->map;
+	struct uniqd_map_slot s;
+	const u8 *p;
+	u32 i, nonzero = 0;
+
+	mutex_lock(&m->lock);
+	KUNIT_ASSERT_EQ(test, uniqd_map_entry_new(m, 1, 1, secret,
+						  sizeof(secret), &s), 0);
+	p = (const u8 *)s.rec;
+	for (i = 0; i < s.size; i++)
+		nonzero += p[i] != 0;
+	KUNIT_EXPECT_EQ(test, READ_ONCE(*s.entry), 0ULL);
+	KUNIT_EXPECT_TRUE(test, uniqd_map_entry_unnew(m, &s));
+	mutex_unlock(&m->lock);
+	KUNIT_EXPECT_EQ(test, nonzero, 0U);
+	for (i = 0; i < s.size; i++)
+		nonzero += p[i] != 0;
+	KUNIT_EXPECT_EQ(test, nonzero, 0U);
+}
+
+static int uk_out_ok(void *ctx, u32 idx)
+{
+	return 0;
+}
+
+static int uk_out_fail(void *ctx, u32 idx)
+{
+	return -ENOMEM;
+}
+
+/*
+ * A growth that fails after its array was allocated gives the array back
+ * and takes its offsets again: memory, index_bytes and the index region are
+ * as before, and the next growth uses the same offsets. (Before 1.7 each
+ * failure kept its array and burned its offsets, so one failure capped the
+ * index at half its size.) The growth is made to fail by an entry it must
+ * leave out and a hand-off that fails: 17 slots of one tag, placed by hand.
+ */
+static void map_failed_growth_gives_back(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "map-growfail", 0, 0, 0);
+	struct uniqd_map *m = &pool->map;
+	u64 word, bytes, index_bytes, tag = 100, *slot;
+	pgoff_t next;
+	u32 i, half;
+
+	mutex_lock(&m->lock);
+	/* The first array, then 17 entries whose window holds 16. */
+	slot = uniqd_index_reserve(m, 0, uk_out_ok, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, slot);
+	m->slots[0] = tag << 32 | 1;
+	for (i = 0; i < UNIQD_MAP_PROBE; i++)
+		m->slots[tag + i] = tag << 32 | (i + 2);
+	half = 1U << (m->log2 - 1);
+	m->indexed = half;
+	word = m->hdr->index;
+	next = m->index_next;
+	bytes = m->bytes;
+	index_bytes = m->index_bytes;
+
+	/* More than half full: this grows, and the growth fails. */
+	uniqd_index_reserve(m, 7ULL << 32, uk_out_fail, NULL);
+	KUNIT_EXPECT_EQ(test, m->hdr->index, word);
+	KUNIT_EXPECT_EQ(test, m->index_next, next);
+	KUNIT_EXPECT_EQ(test, m->bytes, bytes);
+	KUNIT_EXPECT_EQ(test, m->index_bytes, index_bytes);
+	KUNIT_EXPECT_EQ(test, m->nspill, 0U);
+	/* Given back: no page at the failed array's first offset. */
+	KUNIT_EXPECT_NULL(test, xa_load(&m->pages, next));
+
+	/* Again, and it works: in the same offsets. */
+	uniqd_index_reserve(m, 7ULL << 32, uk_out_ok, NULL);
+	KUNIT_EXPECT_NE(test, m->hdr->index, word);
+	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_OFF(m->hdr->index) >> PAGE_SHIFT,
+			(u64)next);
+	KUNIT_EXPECT_EQ(test, m->index_next,
+			next + DIV_ROUND_UP(sizeof(u64) << m->log2, PAGE_SIZE));
+	mutex_unlock(&m->lock);
+}
+
 static struct kunit_case uniqd_pool_cases[] = {
 	KUNIT_CASE(pool_attach_share),
 	KUNIT_CASE(pool_ids),
@@ -1061,6 +1179,9 @@ static struct kunit_case uniqd_pool_cases[] = {
 	KUNIT_CASE(intern_concurrent),
 	KUNIT_CASE(map_header),
 	KUNIT_CASE(map_index_growth),
+	KUNIT_CASE(pool_list_without_map_lock),
+	KUNIT_CASE(map_unpublished_never_written),
+	KUNIT_CASE(map_failed_growth_gives_back),
 	{}
 };
 
