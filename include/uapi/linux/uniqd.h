@@ -381,12 +381,14 @@ struct uniqd_map_rec {
 
 /*
  * The administrator's view (UNIQD_FEAT_ADMIN): POOLS lists the pools a
- * caller may see (every pool with CAP_SYS_ADMIN; else those it owns or may
- * attach), by id from start_id, each element info_size bytes (the tail
- * past the struct zeroed); REVOKE ends one (its owner, or
- * CAP_SYS_ADMIN): its name is free at once, every later command on a file
- * attached to it fails with EIDRM, and it is freed when the last such file
- * and mapping are gone. Neither needs an attached file.
+ * caller may see (with CAP_SYS_ADMIN in the initial user namespace, every
+ * pool of every ipc namespace; else those of its own ipc namespace it owns
+ * or may attach), by id from start_id, each element info_size bytes (the
+ * tail past the struct zeroed); REVOKE ends one by id, of any ipc namespace
+ * (its owner, or CAP_SYS_ADMIN in the initial user namespace): its name
+ * is free at once, every later command on a file attached to it fails with
+ * EIDRM, and it is freed when the last such file and mapping are gone.
+ * Neither needs an attached file.
  */
 #define UNIQD_POOL_REVOKED	(1U << 0)	/* pool_status.flags */
 #define UNIQD_POOL_UNPUBLISHED	(1U << 1)	/* ATTACH_RESTORE, not yet PUBLISH */
