@@ -90,11 +90,12 @@ struct uniqd_attach {
 
 /*
  * ATTACH_RESTORE creates a new pool (as ATTACH_NEW does: -EEXIST if the name
- * is taken) whose id, the upper half of its handles, is pool_id: -EADDRINUSE
- * while a pool of that id exists. The pool stays unpublished: no ATTACH by
- * name finds it, until PUBLISH on the restoring file enters its name (or
- * that file's last close frees it). A snapshot restored this way gets back
- * every handle it had (Documentation/snapshot.rst).
+ * is taken; ATTACH_NEW may be given with it and changes nothing) whose id,
+ * the upper half of its handles, is pool_id: -EADDRINUSE while a pool of
+ * that id exists. The pool stays unpublished: no ATTACH by name finds it,
+ * until PUBLISH on the restoring file enters its name (or that file's last
+ * close frees it). A snapshot restored this way gets back every handle it
+ * had (Documentation/snapshot.rst).
  */
 struct uniqd_pool_publish {
 	__u32 flags;		/* in: zero */
@@ -200,7 +201,7 @@ struct uniqd_stats {
 	__u32 classes;		/* registered classes */
 	__u32 max_classes;
 	__u32 class_slots;	/* size of the class-name table */
-	__u32 attached;		/* file descriptors attached now */
+	__u32 attached;		/* files attached now (also one kept by a mapping) */
 	/* Since UNIQD_FEAT_MAP: */
 	__u64 map_bytes;	/* pages of the mapping allocated so far */
 	__u64 map_size;		/* bytes the mapping reserves (mmap length) */
@@ -404,7 +405,7 @@ struct uniqd_pool_status {
 	__u64 arena_bytes;
 	__u64 table_bytes;
 	__u64 map_bytes;
-	__u32 attached;		/* files attached now */
+	__u32 attached;		/* files attached now, as STATS counts them */
 	__u32 mapped;		/* mappings (VMAs) of the pool now */
 	__u32 flags;		/* UNIQD_POOL_REVOKED */
 	__u32 name_len;
