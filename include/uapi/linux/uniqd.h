@@ -16,8 +16,9 @@
  *    every command, output-only ones too), an older one a smaller struct
  *    down to the first published size. The same holds for the elements of
  *    an INTERN_BATCH array (key_size);
- *  - a command acts only after checking that its struct can be written
- *    back: -EFAULT on the struct itself means nothing was done.
+ *  - a command that writes its struct back (_IOR, _IOWR: all but REVOKE
+ *    and PUBLISH, which only read theirs) acts only after checking that
+ *    it can: -EFAULT on the struct itself means nothing was done.
  */
 #ifndef _UAPI_LINUX_UNIQD_H
 #define _UAPI_LINUX_UNIQD_H
@@ -213,7 +214,10 @@ struct uniqd_stats {
 	__u64 kernel_bytes;	/* kmalloc()ed: classes, names, left-out entries */
 };
 
-/* STATS as ABI 1 first published it (up to attached); still accepted. */
+/*
+ * STATS as ABI 1 first published it (up to attached); still accepted, as is
+ * any size up to sizeof(struct uniqd_stats) (144 since 1.6).
+ */
 #define UNIQD_STATS_SIZE_VER0	88
 
 /*
