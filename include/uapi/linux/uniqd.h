@@ -204,7 +204,7 @@ struct uniqd_stats {
 	__u32 class_slots;	/* size of the class-name table */
 	__u32 attached;		/* files attached now (also one kept by a mapping) */
 	/* Since UNIQD_FEAT_MAP: */
-	__u64 map_bytes;	/* pages of the mapping allocated so far */
+	__u64 map_bytes;	/* pages held for the mapping, its zero page too */
 	__u64 map_size;		/* bytes the mapping reserves (mmap length) */
 	__u64 map_indexed;	/* entries findable through the mapped index */
 	__u64 map_overflow;	/* entries left out of it (probe window full) */
@@ -411,7 +411,7 @@ struct uniqd_pool_status {
 	__u64 map_bytes;
 	__u32 attached;		/* files attached now, as STATS counts them */
 	__u32 mapped;		/* mappings (VMAs) of the pool now */
-	__u32 flags;		/* UNIQD_POOL_REVOKED */
+	__u32 flags;		/* UNIQD_POOL_REVOKED, UNIQD_POOL_UNPUBLISHED */
 	__u32 name_len;
 	__u8 name[UNIQD_POOL_NAME_MAX];
 	__u8 reserved;		/* zero */
