@@ -155,8 +155,10 @@ int main(void)
 		CHECK(!param_write("max_user_entries", "4294967296"), "max_user_entries=2^32");
 
 		CHECK(sh("rmmod uniqd") == 0, "rmmod failed");
-		CHECK(sh("insmod /uniqd.ko max_pools=3") == 0, "insmod max_pools=3");
-		CHECK(ut_param("max_user_pools") == 128, "max_user_pools %ld",
+		/* The default max_user_pools, 128, would not load with max_pools=3. */
+		CHECK(sh("insmod /uniqd.ko max_pools=3 max_user_pools=2") == 0,
+		      "insmod max_pools=3 max_user_pools=2");
+		CHECK(ut_param("max_user_pools") == 2, "max_user_pools %ld",
 		      ut_param("max_user_pools"));
 		CHECK(!param_write("max_user_pools", "3"), "max_user_pools=3 refused");
 		refused("max_user_pools", pools_3, 3);
