@@ -5,9 +5,15 @@
  * a command whose struct or key result cannot be written does nothing;
  * INTERN_BATCH's created is exact; which errno wins when several apply;
  * key_size follows the growth rule; the smallest max_bytes; what hits and
- * misses count; forged handles; root with another fsuid.
+ * misses count; forged handles; root with another fsuid. And the places
+ * where the text was once silent or said two things (issue 29, item 12):
+ * whom POOLS shows every pool to, NEW with RESTORE, a file kept by its
+ * mapping in attached, REVOKE and PUBLISH with a read-only struct, the
+ * size of struct uniqd_stats, retired index arrays given back, the zero
+ * page in map_bytes, the features VERSION reports.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <sys/fsuid.h>
 #include <sys/mman.h>
 
@@ -124,6 +130,47 @@ static int root_with_fsuid(void *p)
 	if (ut_attach(fd, "abi-fsuid", UNIQD_ATTACH_EXISTING | UNIQD_ATTACH_OVERRIDE))
 		return 103;
 	return 0;
+}
+
+/* The pool of id @id as POOLS shows it to the caller: 0, or -1 if hidden. */
+static int pool_status(int fd, __u32 id, struct uniqd_pool_status *out)
+{
+	struct uniqd_pools p;
+
+	memset(&p, 0, sizeof(p));
+	p.pools = U64P(out);
+	p.count = 1;
+	p.info_size = sizeof(*out);
+	p.start_id = id;
+	if (ioctl(fd, UNIQD_IOC_POOLS, &p))
+		return -2;
+	return p.count == 1 && out->id == id ? 0 : -1;
+}
+
+/* In a child with new @nsflags (as root): 1 if POOLS shows pool @id, 0 if not. */
+struct ns_arg {
+	int fd;
+	int nsflags;
+	__u32 id;
+};
+
+static int pools_shows_in_ns(void *p)
+{
+	struct ns_arg *n = p;
+	struct uniqd_pool_status st;
+	int r;
+
+	if (unshare(n->nsflags))
+		return errno == EINVAL || errno == EPERM || errno == ENOSPC ? 50 : 51;
+	r = pool_status(n->fd, n->id, &st);
+	return r == 0 ? 1 : r == -1 ? 0 : 52;
+}
+
+static int attached_of(int fd)
+{
+	struct uniqd_stats st;
+
+	return ut_stats(fd, &st) ? -1 : (int)st.attached;
 }
 
 int main(void)
@@ -594,6 +641,235 @@ int main(void)
 		rc = ut_run_as(0, 0, 0, NULL, root_with_fsuid, NULL);
 		CHECK(rc == 0, "root with fsuid 1001: %d", rc);
 		close(fd2);
+	}
+
+	th_case("POOLS: every pool of every ipc namespace to CAP_SYS_ADMIN of the machine") {
+		struct uniqd_pool_status ps;
+		struct ns_arg n;
+
+		/* A private pool of uid 1000 in this (the host's) ipc namespace. */
+		CHECK(setfsuid(1000) == 0, "setfsuid");
+		fd2 = ut_open();
+		rc = attach_limits(fd2, "abi-pools-ns", UNIQD_ATTACH_NEW, 0, 0, &a);
+		setfsuid(0);
+		CHECK(setfsuid(0) == 0 && rc == 0, "pool of uid 1000: %s", strerror(errno));
+		CHECK(!pool_status(fd, a.pool_id, &ps), "root does not see it");
+		n.fd = fd;
+		n.id = a.pool_id;
+		/* capable() is against the initial user namespace: root still is. */
+		n.nsflags = CLONE_NEWIPC;
+		rc = ut_run_as(0, 0, 0, NULL, pools_shows_in_ns, &n);
+		if (rc == 50)
+			th_skip("pools-new-ipc-ns", "no ipc namespaces on this kernel");
+		else
+			CHECK(rc == 1, "root in a new ipc namespace: %d (1: listed)", rc);
+		/* Root of its own user namespace is not the machine's administrator. */
+		n.nsflags = CLONE_NEWUSER | CLONE_NEWIPC;
+		rc = ut_run_as(0, 0, 0, NULL, pools_shows_in_ns, &n);
+		if (rc == 50)
+			th_skip("pools-new-user-ns", "no user or ipc namespaces on this kernel");
+		else
+			CHECK(rc == 0, "root of a new user namespace: %d (0: not listed)", rc);
+		close(fd2);
+	}
+
+	th_case("ATTACH: NEW with RESTORE is RESTORE") {
+		struct uniqd_pool_status ps;
+		__u32 free_id;
+
+		/* An id no pool has: one issued to a pool that is gone. */
+		fd2 = ut_open();
+		CHECK_OK(attach_limits(fd2, "abi-gone", UNIQD_ATTACH_NEW, 0, 0, &a));
+		free_id = a.pool_id;
+		close(fd2);
+		fd2 = ut_attach_restore("abi-new-restore", free_id, UNIQD_ATTACH_NEW, &a);
+		CHECK(fd2 >= 0, "NEW | RESTORE: %s", strerror(errno));
+		CHECK(a.status == UNIQD_ATTACH_CREATED && a.pool_id == free_id,
+		      "status %u id %u want %u", a.status, a.pool_id, free_id);
+		CHECK(!pool_status(fd, free_id, &ps) && ps.flags == UNIQD_POOL_UNPUBLISHED,
+		      "flags %u", ps.flags);
+		rc = ut_pool("abi-new-restore", UNIQD_ATTACH_EXISTING);
+		CHECK(rc < 0 && errno == ENOENT, "unpublished found by name: %d", rc);
+		CHECK_OK(ut_publish(fd2, 0, 0));
+		/* The name taken: EEXIST before the id is looked at. */
+		CHECK_ERR(ut_attach_restore("abi-new-restore", free_id, UNIQD_ATTACH_NEW, NULL),
+			  EEXIST);
+		CHECK_ERR(ut_attach_restore("abi-new-restore", free_id,
+					    UNIQD_ATTACH_NEW | UNIQD_ATTACH_EXISTING, NULL),
+			  EINVAL);
+		close(fd2);
+	}
+
+	th_case("a file kept open only by its mapping stays attached") {
+		struct uniqd_pool_status ps;
+		int fm;
+		void *map;
+
+		fm = ut_open();
+		CHECK_OK(attach_limits(fm, "abi-mapped", UNIQD_ATTACH_NEW, 0, 0, &a));
+		fd2 = ut_pool("abi-mapped", UNIQD_ATTACH_EXISTING);
+		map = mmap(NULL, PG, PROT_READ, MAP_SHARED, fm, 0);
+		CHECK(map != MAP_FAILED, "mmap: %s", strerror(errno));
+		close(fm);
+		CHECK(attached_of(fd2) == 2, "STATS.attached %d after the close",
+		      attached_of(fd2));
+		CHECK(!pool_status(fd, a.pool_id, &ps) && ps.attached == 2 && ps.mapped == 1,
+		      "POOLS attached %u mapped %u", ps.attached, ps.mapped);
+		munmap(map, PG);
+		CHECK(attached_of(fd2) == 1, "STATS.attached %d after munmap",
+		      attached_of(fd2));
+		CHECK(!pool_status(fd, a.pool_id, &ps) && ps.attached == 1 && ps.mapped == 0,
+		      "POOLS attached %u mapped %u", ps.attached, ps.mapped);
+		close(fd2);
+	}
+
+	th_case("REVOKE and PUBLISH read their struct and write nothing back") {
+		struct uniqd_revoke rv = { 0 };
+		struct uniqd_pool_publish pb = { 0 };
+		int fr;
+
+		/* PUBLISH from a read-only page: done, not EFAULT. */
+		fd2 = ut_open();
+		CHECK_OK(attach_limits(fd2, "abi-ro-gone", UNIQD_ATTACH_NEW, 0, 0, &a));
+		id = a.pool_id;
+		close(fd2);
+		fr = ut_attach_restore("abi-ro-publish", id, 0, NULL);
+		CHECK(fr >= 0, "RESTORE: %s", strerror(errno));
+		ro = read_only_copy(&pb, sizeof(pb));
+		CHECK_OK(ioctl(fr, UNIQD_IOC_PUBLISH, ro));
+		munmap(ro, PG);
+		fd2 = ut_pool("abi-ro-publish", UNIQD_ATTACH_EXISTING);
+		CHECK(fd2 >= 0, "published pool not found: %s", strerror(errno));
+		if (fd2 >= 0)
+			close(fd2);
+		/* REVOKE from a read-only page: done. */
+		rv.id = id;
+		ro = read_only_copy(&rv, sizeof(rv));
+		CHECK_OK(ioctl(fd, UNIQD_IOC_REVOKE, ro));
+		munmap(ro, PG);
+		CHECK(attached_of(fr) == -1 && errno == EIDRM, "not revoked: %s",
+		      strerror(errno));
+		/* An unreadable struct is their only EFAULT. */
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_REVOKE, NULL), EFAULT);
+		CHECK_ERR(ioctl(fr, UNIQD_IOC_PUBLISH, NULL), EFAULT);
+		close(fr);
+	}
+
+	th_case("struct uniqd_stats is 144 bytes; 88..143 are served in part") {
+		unsigned long s152 = _IOC(_IOC_READ, UNIQD_IOC_MAGIC,
+					  _IOC_NR(UNIQD_IOC_STATS), 152);
+		unsigned int sizes[] = { 87, 88, 89, 136, 143, 144 };
+		struct uniqd_stats full;
+
+		CHECK(sizeof(struct uniqd_stats) == 144, "sizeof %zu",
+		      sizeof(struct uniqd_stats));
+		/* The kernel's own struct ends at 144: byte 144 is tail, 143 is not. */
+		memset(pg, 0, PG);
+		pg[144] = 1;
+		CHECK_ERR(ioctl(fd, s152, pg), E2BIG);
+		memset(pg, 0, PG);
+		pg[143] = 1;
+		CHECK_OK(ioctl(fd, s152, pg));
+		CHECK_OK(ut_stats(fd, &full));
+		CHECK(((struct uniqd_stats *)pg)->kernel_bytes == full.kernel_bytes,
+		      "kernel_bytes %llu want %llu",
+		      (unsigned long long)((struct uniqd_stats *)pg)->kernel_bytes,
+		      (unsigned long long)full.kernel_bytes);
+		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			unsigned long cmd = _IOC(_IOC_READ, UNIQD_IOC_MAGIC,
+						 _IOC_NR(UNIQD_IOC_STATS), sizes[i]);
+
+			memset(pg, 0xaa, PG);
+			errno = 0;
+			rc = ioctl(fd, cmd, pg);
+			if (sizes[i] < UNIQD_STATS_SIZE_VER0) {
+				CHECK(rc == -1 && errno == EINVAL, "size %u: %d", sizes[i], rc);
+				continue;
+			}
+			CHECK(rc == 0, "size %u: %s", sizes[i], strerror(errno));
+			CHECK((unsigned char)pg[sizes[i]] == 0xaa, "size %u: byte %u written",
+			      sizes[i], sizes[i]);
+		}
+		memset(pg, 0, PG);
+	}
+
+	th_case("map_bytes: a new pool holds its header and its zero page") {
+		long psz = sysconf(_SC_PAGESIZE);
+		int fz = ut_pool("abi-zero", UNIQD_ATTACH_NEW);
+
+		st0 = stats(fz);
+		CHECK(st0.map_bytes == 2 * (__u64)psz && st0.index_bytes == 0,
+		      "map_bytes %llu index_bytes %llu, page %ld",
+		      (unsigned long long)st0.map_bytes,
+		      (unsigned long long)st0.index_bytes, psz);
+		close(fz);
+	}
+
+	th_case("a retired index array is given back: index_bytes, zeroes") {
+		const struct uniqd_map_header *hdr;
+		__u64 w0, w1, off, size, j;
+		const __u64 *old;
+		char key[32];
+		int fi, zero = 1;
+		void *map;
+
+		fi = ut_pool("abi-grow", UNIQD_ATTACH_NEW);
+		id = ut_class(fi, "c");
+		CHECK_OK(ut_intern(fi, id, "first", 5, NULL, NULL));
+		st0 = stats(fi);
+		map = mmap(NULL, st0.map_size, PROT_READ, MAP_SHARED, fi, 0);
+		CHECK(map != MAP_FAILED, "mmap: %s", strerror(errno));
+		if (map == MAP_FAILED)
+			map = NULL;
+		hdr = map;
+		w0 = hdr ? __atomic_load_n(&hdr->index, __ATOMIC_ACQUIRE) : 0;
+		CHECK(w0 && st0.index_bytes == 8ULL << UNIQD_MAP_INDEX_LOG2(w0),
+		      "index %#llx index_bytes %llu", (unsigned long long)w0,
+		      (unsigned long long)st0.index_bytes);
+		/* More than half of the first array: it doubles, once. */
+		for (j = 0; j < st0.index_slots / 2 + 8 && w0; j++) {
+			snprintf(key, sizeof(key), "g%llu", (unsigned long long)j);
+			if (ut_intern(fi, id, key, strlen(key), NULL, NULL))
+				break;
+		}
+		st1 = stats(fi);
+		w1 = hdr ? __atomic_load_n(&hdr->index, __ATOMIC_ACQUIRE) : 0;
+		CHECK(w1 != w0 && st1.index_slots > st0.index_slots, "no growth");
+		/* Only the current array is counted: the old one is gone. */
+		CHECK(st1.index_bytes == 8ULL << UNIQD_MAP_INDEX_LOG2(w1),
+		      "index_bytes %llu, current array %llu",
+		      (unsigned long long)st1.index_bytes,
+		      8ULL << UNIQD_MAP_INDEX_LOG2(w1));
+		CHECK(st1.map_bytes >= 2 * (__u64)PG + st1.index_bytes, "map_bytes %llu",
+		      (unsigned long long)st1.map_bytes);
+		/* Not faulted in here before: every old slot reads as empty. */
+		off = UNIQD_MAP_INDEX_OFF(w0);
+		size = 8ULL << UNIQD_MAP_INDEX_LOG2(w0);
+		if (map)
+			munmap(map, st0.map_size);
+		map = mmap(NULL, st0.map_size, PROT_READ, MAP_SHARED, fi, 0);
+		CHECK(map != MAP_FAILED, "mmap again: %s", strerror(errno));
+		if (map != MAP_FAILED && w0) {
+			old = (const __u64 *)((const char *)map + off);
+			for (j = 0; j < size / 8; j++)
+				zero &= !old[j];
+			CHECK(zero, "the old array still reads as slots");
+			munmap(map, st0.map_size);
+		}
+		close(fi);
+	}
+
+	th_case("VERSION reports every feature the contract lists") {
+		struct uniqd_version v;
+		__u64 all = UNIQD_FEAT_POOLS | UNIQD_FEAT_BATCH | UNIQD_FEAT_RESOLVE |
+			    UNIQD_FEAT_STATS | UNIQD_FEAT_BLAKE3_SHASH | UNIQD_FEAT_MAP |
+			    UNIQD_FEAT_ADMIN | UNIQD_FEAT_ATTACH_OWNER |
+			    UNIQD_FEAT_RESTORE;
+
+		memset(&v, 0, sizeof(v));
+		CHECK_OK(ioctl(fd, UNIQD_IOC_VERSION, &v));
+		CHECK(v.features == all, "features %#llx, the list %#llx",
+		      (unsigned long long)v.features, (unsigned long long)all);
 	}
 
 	close(fd);

@@ -2,7 +2,9 @@
 /*
  * Module parameters: out-of-range values make insmod fail, and non-default
  * ones take effect (1 MiB keys with their DIGEST, a small per-user pool
- * quota, a small entry maximum). Runs last: it reloads the module and
+ * quota, a small entry maximum); a runtime write out of range, one above
+ * another parameter included (max_user_pools above max_pools), is refused
+ * with EINVAL and keeps the old value. Runs last: it reloads the module and
  * leaves it loaded with its defaults for the harness to unload.
  */
 #define _GNU_SOURCE
@@ -17,6 +19,36 @@ static int sh(const char *cmd)
 	int st = system(cmd);
 
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Write @val to parameter @name as root does with echo: 0 or the errno. */
+static int param_write(const char *name, const char *val)
+{
+	char path[128];
+	ssize_t n;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "/sys/module/uniqd/parameters/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	n = write(fd, val, strlen(val));
+	e = n < 0 ? errno : n == (ssize_t)strlen(val) ? 0 : EIO;
+	close(fd);
+	return e;
+}
+
+/* Each write refused with EINVAL, and the parameter still @keep. */
+static void refused(const char *name, const char *const *vals, long keep)
+{
+	int e;
+
+	for (; *vals; vals++) {
+		e = param_write(name, *vals);
+		CHECK(e == EINVAL, "%s=%s: %s", name, *vals, e ? strerror(e) : "accepted");
+		CHECK(ut_param(name) == keep, "%s=%s left %ld, was %ld", name, *vals,
+		      ut_param(name), keep);
+	}
 }
 
 int main(void)
@@ -105,8 +137,55 @@ int main(void)
 		close(fd);
 	}
 
-	th_case("reload with the defaults") {
+	th_case("runtime writes out of range are refused, the value kept") {
+		static const char *const pools_1024[] = { "1025", "65536", "0", NULL };
+		static const char *const pools_3[] = { "4", "1024", NULL };
+		static const char *const ubytes[] = { "4095", "1099511627777", "0", NULL };
+		static const char *const uentries[] = { "0", "4294967297", NULL };
+
+		/* Loaded above with max_pools at its default, 1024. */
+		CHECK(ut_param("max_pools") == 1024, "max_pools %ld", ut_param("max_pools"));
+		refused("max_user_pools", pools_1024, 2);
+		CHECK(!param_write("max_user_pools", "1024"), "max_user_pools=1024 refused");
+		CHECK(ut_param("max_user_pools") == 1024, "max_user_pools %ld",
+		      ut_param("max_user_pools"));
+		refused("max_user_bytes", ubytes, 256L << 20);
+		CHECK(!param_write("max_user_bytes", "1099511627776"), "max_user_bytes=2^40");
+		refused("max_user_entries", uentries, 1L << 21);
+		CHECK(!param_write("max_user_entries", "4294967296"), "max_user_entries=2^32");
+
 		CHECK(sh("rmmod uniqd") == 0, "rmmod failed");
+		/* The default max_user_pools, 128, would not load with max_pools=3. */
+		CHECK(sh("insmod /uniqd.ko max_pools=3 max_user_pools=2") == 0,
+		      "insmod max_pools=3 max_user_pools=2");
+		CHECK(ut_param("max_user_pools") == 2, "max_user_pools %ld",
+		      ut_param("max_user_pools"));
+		CHECK(!param_write("max_user_pools", "3"), "max_user_pools=3 refused");
+		refused("max_user_pools", pools_3, 3);
+		CHECK(!param_write("max_user_pools", "1"), "max_user_pools=1 refused");
+		CHECK(ut_param("max_user_pools") == 1, "max_user_pools %ld",
+		      ut_param("max_user_pools"));
+		CHECK(sh("rmmod uniqd") == 0, "rmmod failed");
+	}
+
+	th_case("at load a bound by another parameter holds in any order") {
+		/* max_user_pools before the max_pools that allows it. */
+		CHECK(sh("insmod /uniqd.ko max_user_pools=2000 max_pools=4096") == 0,
+		      "insmod max_user_pools=2000 max_pools=4096");
+		CHECK(ut_param("max_user_pools") == 2000 && ut_param("max_pools") == 4096,
+		      "max_user_pools %ld max_pools %ld", ut_param("max_user_pools"),
+		      ut_param("max_pools"));
+		CHECK(param_write("max_user_pools", "4097") == EINVAL, "4097 accepted");
+		CHECK(!param_write("max_user_pools", "4096"), "4096 refused");
+		CHECK(sh("rmmod uniqd") == 0, "rmmod failed");
+		CHECK(sh("insmod /uniqd.ko max_user_pools=5 max_pools=4 2>/dev/null") != 0,
+		      "max_user_pools=5 max_pools=4 loaded");
+		CHECK(access(UNIQD_DEVICE_PATH, F_OK) != 0, "a refused load left the device");
+	}
+
+	th_case("reload with the defaults") {
+		/* The cases above leave the module unloaded, unless they failed. */
+		sh("rmmod uniqd 2>/dev/null");
 		CHECK(sh("insmod /uniqd.ko") == 0, "insmod failed");
 		CHECK(ut_param("max_key_len") == 65536, "max_key_len %ld", ut_param("max_key_len"));
 	}

@@ -31,12 +31,23 @@ MODULE_PARM_DESC(max_pools, "Pools that may exist at once (1..65536, default 102
  * against the parameter's bounds before it is stored; quota.c reads each
  * with READ_ONCE() once per check. A quota lowered below what a user holds
  * refuses that user's growth until enough of its pools are gone.
+ *
+ * A bound that is another parameter (max_user_pools <= max_pools) is
+ * checked by uniqd_params_check() at load, once every argument of insmod is
+ * in, whatever their order; from then on (uniqd_params_live) by every
+ * write. Both run under the module's kernel_param_lock(), which every write
+ * holds, so no write falls between them. The parameters such a bound names
+ * are read-only after load.
  */
 struct uniqd_bounded {
 	void *val;		/* unsigned int or unsigned long long */
 	bool is_uint;
 	unsigned long long min, max;
+	const unsigned int *max_param;	/* NULL, or a parameter bounding it */
 };
+
+/* Set under kernel_param_lock() once uniqd_params_check() has passed. */
+static bool uniqd_params_live;
 
 static int uniqd_bounded_set(const char *buf, const struct kernel_param *kp)
 {
@@ -48,6 +59,8 @@ static int uniqd_bounded_set(const char *buf, const struct kernel_param *kp)
 	if (ret)
 		return ret;
 	if (v < b->min || v > b->max)
+		return -EINVAL;
+	if (uniqd_params_live && b->max_param && v > *b->max_param)
 		return -EINVAL;
 	if (b->is_uint)
 		WRITE_ONCE(*(unsigned int *)b->val, v);
@@ -73,7 +86,7 @@ static const struct kernel_param_ops uniqd_bounded_ops = {
 
 unsigned int uniqd_max_user_pools = 128;
 static struct uniqd_bounded uniqd_max_user_pools_b = {
-	&uniqd_max_user_pools, true, 1, UNIQD_MAX_POOLS_LIMIT,
+	&uniqd_max_user_pools, true, 1, UNIQD_MAX_POOLS_LIMIT, &uniqd_max_pools,
 };
 module_param_cb(max_user_pools, &uniqd_bounded_ops, &uniqd_max_user_pools_b, 0644);
 MODULE_PARM_DESC(max_user_pools,
@@ -121,6 +134,9 @@ MODULE_PARM_DESC(max_key_len, "Longest content of a key in bytes (1..2^20, defau
  */
 int __init uniqd_params_check(void)
 {
+	int ret = 0;
+
+	kernel_param_lock(THIS_MODULE);
 	if (uniqd_max_pools < 1 || uniqd_max_pools > UNIQD_MAX_POOLS_LIMIT ||
 	    uniqd_max_user_pools < 1 || uniqd_max_user_pools > uniqd_max_pools ||
 	    uniqd_max_pool_bytes < UNIQD_MIN_BYTES_LIMIT ||
@@ -131,7 +147,10 @@ int __init uniqd_params_check(void)
 	    uniqd_max_pool_classes > UNIQD_MAX_CLASSES_LIMIT ||
 	    uniqd_max_key_len < 1 || uniqd_max_key_len > UNIQD_KEY_MAX) {
 		pr_err("module parameter out of range\n");
-		return -EINVAL;
+		ret = -EINVAL;
+	} else {
+		uniqd_params_live = true;
 	}
-	return 0;
+	kernel_param_unlock(THIS_MODULE);
+	return ret;
 }

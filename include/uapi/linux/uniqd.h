@@ -16,8 +16,9 @@
  *    every command, output-only ones too), an older one a smaller struct
  *    down to the first published size. The same holds for the elements of
  *    an INTERN_BATCH array (key_size);
- *  - a command acts only after checking that its struct can be written
- *    back: -EFAULT on the struct itself means nothing was done.
+ *  - a command that writes its struct back (_IOR, _IOWR: all but REVOKE
+ *    and PUBLISH, which only read theirs) acts only after checking that
+ *    it can: -EFAULT on the struct itself means nothing was done.
  */
 #ifndef _UAPI_LINUX_UNIQD_H
 #define _UAPI_LINUX_UNIQD_H
@@ -90,11 +91,12 @@ struct uniqd_attach {
 
 /*
  * ATTACH_RESTORE creates a new pool (as ATTACH_NEW does: -EEXIST if the name
- * is taken) whose id, the upper half of its handles, is pool_id: -EADDRINUSE
- * while a pool of that id exists. The pool stays unpublished: no ATTACH by
- * name finds it, until PUBLISH on the restoring file enters its name (or
- * that file's last close frees it). A snapshot restored this way gets back
- * every handle it had (Documentation/snapshot.rst).
+ * is taken; ATTACH_NEW may be given with it and changes nothing) whose id,
+ * the upper half of its handles, is pool_id: -EADDRINUSE while a pool of
+ * that id exists. The pool stays unpublished: no ATTACH by name finds it,
+ * until PUBLISH on the restoring file enters its name (or that file's last
+ * close frees it). A snapshot restored this way gets back every handle it
+ * had (Documentation/snapshot.rst).
  */
 struct uniqd_pool_publish {
 	__u32 flags;		/* in: zero */
@@ -200,9 +202,9 @@ struct uniqd_stats {
 	__u32 classes;		/* registered classes */
 	__u32 max_classes;
 	__u32 class_slots;	/* size of the class-name table */
-	__u32 attached;		/* file descriptors attached now */
+	__u32 attached;		/* files attached now (also one kept by a mapping) */
 	/* Since UNIQD_FEAT_MAP: */
-	__u64 map_bytes;	/* pages of the mapping allocated so far */
+	__u64 map_bytes;	/* pages held for the mapping, its zero page too */
 	__u64 map_size;		/* bytes the mapping reserves (mmap length) */
 	__u64 map_indexed;	/* entries findable through the mapped index */
 	__u64 map_overflow;	/* entries left out of it (probe window full) */
@@ -212,7 +214,10 @@ struct uniqd_stats {
 	__u64 kernel_bytes;	/* kmalloc()ed: classes, names, left-out entries */
 };
 
-/* STATS as ABI 1 first published it (up to attached); still accepted. */
+/*
+ * STATS as ABI 1 first published it (up to attached); still accepted, as is
+ * any size up to sizeof(struct uniqd_stats) (144 since 1.6).
+ */
 #define UNIQD_STATS_SIZE_VER0	88
 
 /*
@@ -381,12 +386,14 @@ struct uniqd_map_rec {
 
 /*
  * The administrator's view (UNIQD_FEAT_ADMIN): POOLS lists the pools a
- * caller may see (every pool with CAP_SYS_ADMIN; else those it owns or may
- * attach), by id from start_id, each element info_size bytes (the tail
- * past the struct zeroed); REVOKE ends one (its owner, or
- * CAP_SYS_ADMIN): its name is free at once, every later command on a file
- * attached to it fails with EIDRM, and it is freed when the last such file
- * and mapping are gone. Neither needs an attached file.
+ * caller may see (with CAP_SYS_ADMIN in the initial user namespace, every
+ * pool of every ipc namespace; else those of its own ipc namespace it owns
+ * or may attach), by id from start_id, each element info_size bytes (the
+ * tail past the struct zeroed); REVOKE ends one by id, of any ipc namespace
+ * (its owner, or CAP_SYS_ADMIN in the initial user namespace): its name
+ * is free at once, every later command on a file attached to it fails with
+ * EIDRM, and it is freed when the last such file and mapping are gone.
+ * Neither needs an attached file.
  */
 #define UNIQD_POOL_REVOKED	(1U << 0)	/* pool_status.flags */
 #define UNIQD_POOL_UNPUBLISHED	(1U << 1)	/* ATTACH_RESTORE, not yet PUBLISH */
@@ -402,9 +409,9 @@ struct uniqd_pool_status {
 	__u64 arena_bytes;
 	__u64 table_bytes;
 	__u64 map_bytes;
-	__u32 attached;		/* files attached now */
+	__u32 attached;		/* files attached now, as STATS counts them */
 	__u32 mapped;		/* mappings (VMAs) of the pool now */
-	__u32 flags;		/* UNIQD_POOL_REVOKED */
+	__u32 flags;		/* UNIQD_POOL_REVOKED, UNIQD_POOL_UNPUBLISHED */
 	__u32 name_len;
 	__u8 name[UNIQD_POOL_NAME_MAX];
 	__u8 reserved;		/* zero */
