@@ -119,8 +119,18 @@ static int pipe_round(int round, int growers)
 		if (!pid[i])
 			grower(round * 10 + i, 2);
 	}
-	if (fill(fd, 0, GROW_KEYS))
-		goto close_pipe;
+	/*
+	 * Keys one by one until the index grows: the page as it was right
+	 * before the call that retired it is what the pipe must still read
+	 * (its empty slots fill until then; a published slot never changes).
+	 */
+	for (i = 0; i < GROW_KEYS && UT_ACQ(&m.h->index) == w; i++) {
+		int klen = snprintf(key, sizeof(key), "k%d", i);
+
+		memcpy(page, m.base + UNIQD_MAP_INDEX_OFF(w), PG);
+		if (ut_intern(fd, 1, key, klen, &h, NULL))
+			break;
+	}
 	for (i = 0; i < growers; i++)
 		waitpid(pid[i], &st, 0);
 	if (UT_ACQ(&m.h->index) == w)
