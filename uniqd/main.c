@@ -121,6 +121,7 @@ static void __exit uniqd_exit(void)
 	misc_deregister(&uniqd_misc);
 	/* Index arrays given back are freed before the module goes. */
 	uniqd_map_wq_exit();
+	uniqd_pools_exit();
 	/* Every pool gave back what it charged: no user is left. */
 	WARN_ON(!uniqd_quota_idle());
 	/* Last: no pool, hence no tfm, is left. */

@@ -382,6 +382,12 @@ out:
 	return ret;
 }
 
+/* Module exit, every pool gone: the ids restored pools kept go too. */
+void uniqd_pools_exit(void)
+{
+	xa_destroy(&uniqd_pool_ids);
+}
+
 /* Drop a file's reference: the last one frees the pool. */
 void uniqd_pool_put(struct uniqd_pool *pool)
 {

@@ -152,6 +152,7 @@ struct uniqd_attach_req {
 int uniqd_pool_attach(struct uniqd_attach_req *req,
 		      struct uniqd_pool **poolp, bool *created);
 void uniqd_pool_put(struct uniqd_pool *pool);
+void uniqd_pools_exit(void);
 void uniqd_pool_stats(struct uniqd_pool *pool, struct uniqd_stats *st);
 void uniqd_pool_list(u32 start_id, struct uniqd_pool_status *info, u32 max,
 		     u32 *n, u32 *next_id);

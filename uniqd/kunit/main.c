@@ -16,6 +16,7 @@
 #include <linux/sched/task.h>
 
 #include "map.h"
+#include "pool.h"
 #include "uniqd_kunit.h"
 
 struct uk_thread {
@@ -98,6 +99,7 @@ module_init(uniqd_kunit_init);
 static void __exit uniqd_kunit_exit(void)
 {
 	uniqd_map_wq_exit();
+	uniqd_pools_exit();
 }
 module_exit(uniqd_kunit_exit);
 
