@@ -58,6 +58,17 @@ if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 	"$top/tools/testing/plugin-check.sh" >> "$host" 2>"$R/host/plugin-check.log"
 	"$top/tools/dkms-check.sh" >> "$host" 2>"$R/host/dkms-check.log"
 	"$top/tools/version-check.sh" "$B" >> "$host" 2>"$R/host/version-check.log"
+	# `make help` (the Makefile's top comment) names every .PHONY target
+	# of Makefile and mk/*.mk, and nothing else.
+	phony=$(sed -n 's/^\.PHONY: *//p' "$top/Makefile" "$top"/mk/*.mk | tr -s ' \t' '\n\n' | grep . | sort -u)
+	listed=$(make -s -C "$top" help 2>&1 | awk '$1 == "make" { print $2 }' | sort -u)
+	unlisted=$(comm -23 <(echo "$phony") <(echo "$listed") | tr '\n' ' ')
+	stale=$(comm -13 <(echo "$phony") <(echo "$listed") | tr '\n' ' ')
+	if [ -n "$phony" ] && [ -z "$unlisted$stale" ]; then
+		say "ok host:make-help"
+	else
+		say "not ok host:make-help: not in the Makefile's list: ${unlisted:-none}; listed, not a target: ${stale:-none}"
+	fi
 	# Every page of Documentation/ parses (docutils: tables, titles).
 	"$top/tools/testing/rst-check.py" "$top"/Documentation/*.rst >> "$host" 2>"$R/host/rst-check.log"
 	# dpkg-buildpackage, the packages' contents, lintian.
