@@ -49,12 +49,30 @@
 #   make clean                remove build/
 #
 # KDIR: the kernel build tree; default the running kernel's, else the newest
-# /lib/modules/*/build.
+# /lib/modules/*/build that is not PREEMPT_RT (else the newest one); `make
+# module` says which it took.
 
+# KDIR_FROM says where KDIR came from; `make module` prints it. A tree is
+# PREEMPT_RT when its autoconf.h defines CONFIG_PREEMPT_RT (Debian's -rt-
+# flavours): a module built for one does not load in the generic kernel.
 KRELEASE ?= $(shell uname -r)
-KDIR ?= $(shell if [ -d /lib/modules/$(KRELEASE)/build ]; then \
-		echo /lib/modules/$(KRELEASE)/build; \
-	else ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1; fi)
+ifeq ($(origin KDIR),undefined)
+KDIR := $(shell [ -d /lib/modules/$(KRELEASE)/build ] && echo /lib/modules/$(KRELEASE)/build)
+KDIR_FROM := the running kernel's ($(KRELEASE))
+ifeq ($(KDIR),)
+KDIR_TREES := $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V)
+KDIR_RT := $(foreach d,$(KDIR_TREES),$(if $(shell grep -qs '^\#define CONFIG_PREEMPT_RT 1' \
+	$(d)/include/generated/autoconf.h && echo rt),$(d)))
+KDIR := $(lastword $(filter-out $(KDIR_RT),$(KDIR_TREES)))
+KDIR_FROM := the newest installed kernel tree that is not PREEMPT_RT (none for $(KRELEASE), the running kernel)
+ifeq ($(KDIR),)
+KDIR := $(lastword $(KDIR_TREES))
+KDIR_FROM := the newest installed kernel tree, PREEMPT_RT (no other; none for $(KRELEASE), the running kernel)
+endif
+endif
+else
+KDIR_FROM := KDIR given ($(origin KDIR))
+endif
 B := build
 
 CC ?= gcc

@@ -24,6 +24,7 @@ uninstall: uninstall-module
 # kbuild's M= must be absolute.
 module:
 	@test -n "$(KDIR)" || { echo "no kernel build tree: set KDIR"; exit 1; }
+	@echo "module: KDIR=$(KDIR): $(KDIR_FROM)"
 	tools/build-module.sh "$(KDIR)" "$(abspath $(B))/module"
 	@echo "built $(B)/module/src/uniqd.ko for $(KDIR)"
 
