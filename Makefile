@@ -12,7 +12,7 @@
 #   make check-quick          the inner loop: the host checks, the 6.12 VM and the newcomer's demo guest
 #   make check-debug          the host checks and the debug kernel's VM (KUnit, KASAN, lockdep, ...)
 #   make check-system         the host checks and the Debian packages in the full-system guest
-#   make native               the native tests on the host, no VM
+#   make native               the native tests on the host, no VM; fails if one fails
 #   make bench                the benchmarks, never part of pass/fail (Documentation/benchmarks.rst)
 #   make bench-progs          the static programs the bench VM runs
 #   make bench-corpus         the token corpus of the real-workload benchmark
