@@ -29,6 +29,8 @@ case $m in *[[:space:]]*)
 		echo "build-module: $links is not a directory of mine" >&2
 		exit 1
 	fi
+	# Links to trees removed since (a clone deleted) go.
+	find "$links" -mindepth 1 -maxdepth 1 -xtype l -delete
 	link=$links/$(printf '%s' "$m" | sha1sum | cut -c1-16)
 	ln -sfn "$m" "$link"
 	m=$link ;;
