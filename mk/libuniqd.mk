@@ -175,7 +175,7 @@ UNINSTALL_FILES += $(LIBDIR)/libuniqd.a $(LIBDIR)/libuniqd.so $(LIBDIR)/$(LIBUNI
 # Built the way its users build it: against an installed libuniqd (a staged
 # install-user under $(B)/stage) with pkg-config, statically for the VM guest
 # (tests/lib_example.c runs it).
-STAGE := $(abspath $(B))/stage
+STAGE := $(B)/stage
 STAGE_PKG = PKG_CONFIG_LIBDIR=$(STAGE)/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(STAGE) pkg-config
 TOOL_BINS += $(B)/static-bin/libuniqd-example
 

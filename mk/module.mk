@@ -24,14 +24,15 @@ uninstall: uninstall-module
 # kbuild's M= must be absolute.
 module:
 	@test -n "$(KDIR)" || { echo "no kernel build tree: set KDIR"; exit 1; }
-	tools/build-module.sh $(KDIR) $(abspath $(B))/module
+	@echo "module: KDIR=$(KDIR): $(KDIR_FROM)"
+	tools/build-module.sh "$(KDIR)" "$(abspath $(B))/module"
 	@echo "built $(B)/module/src/uniqd.ko for $(KDIR)"
 
 install-module: module
 	@test -n "$(INSTALL_KVER)" || { echo "install: no kernel release in" \
 		"$(KDIR)/include/generated/utsrelease.h: set KDIR or INSTALL_KVER"; exit 1; }
 	$(INSTALL) -d $(DESTDIR)$(MODDIR)
-	$(INSTALL) -m 0644 $(abspath $(B))/module/src/uniqd.ko $(DESTDIR)$(MODDIR)/
+	$(INSTALL) -m 0644 "$(abspath $(B))/module/src/uniqd.ko" $(DESTDIR)$(MODDIR)/
 	@if [ -n "$(DESTDIR)" ]; then \
 		echo "$(DEPMOD) -b $(DESTDIR) -a $(INSTALL_KVER)"; \
 		out=$$($(DEPMOD) -b $(DESTDIR) -a $(INSTALL_KVER) 2>&1); rc=$$?; \

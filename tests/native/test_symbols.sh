@@ -8,9 +8,9 @@
 #  - every version node of the map is in debian/libuniqd1.symbols.
 # mk/libuniqd.mk installs this script as build/native/test_symbols with the
 # paths filled in; result lines as tests/harness.h writes them.
-map=@MAP@
-so=@SO@
-debsyms=@DEBSYMS@
+map='@MAP@'
+so='@SO@'
+debsyms='@DEBSYMS@'
 failed=0
 
 result() {

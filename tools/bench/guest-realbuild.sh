@@ -78,6 +78,10 @@ find "$w/tree" -name '*.o' ! -path "$w/tree/scripts/*" -print | while read -r o;
 	rm -f "$o" "$(dirname "$o")/.$(basename "$o").cmd"
 done
 [ -x "$plugin" ] || [ -f "$plugin" ] || { bad plugin "no $plugin"; exit 1; }
+# The user may not enter TOP (a checkout under /root): it runs copies.
+. "$top/tools/testing/vm/hostfs-lib.bash"
+hostfs_stage /run/uniqd-guest "$plugin" "$ctl" || { bad stage "cannot copy $plugin and $ctl"; exit 1; }
+plugin=/run/uniqd-guest/$(basename "$plugin") ctl=/run/uniqd-guest/$(basename "$ctl")
 ub "realbuild-guest kernel=$(uname -r) cpus=$(nproc) mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo)" \
 	"project=$(basename "$src" .tar) targets=${targets:-all} rounds=$rounds jobs=$jobs modes=$modes" \
 	"gcc=$(gcc -dumpfullversion) tree=prepared"

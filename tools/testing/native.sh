@@ -2,18 +2,51 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Run the native (host) tests in DIR; print their result lines prefixed
-# "native:".
+# "native:" and a closing "# native: N passed, N failed, N skipped".
+#
+#   native.sh DIR
+#
+# Exits non-zero when a test failed (a "not ok" line or a non-zero exit) or
+# when none ran: `make native` runs this, and so does the Debian build's
+# dh_auto_test (debian/rules), which it gates. check.sh appends the lines to
+# its results and judges them itself.
+#
+# test_farm_cluster starts three redis-server nodes (and uses redis-cli):
+# without them it is skipped, with a "skip" line that says so and counts
+# (redis-server is in tools/deps.sh and in debian/control's Build-Depends
+# unless the build profile is nocheck).
 dir=$1
 top=$(cd "$(dirname "$0")/../.." && pwd)
-raw=$(mktemp)
+raw=$(mktemp) all=$(mktemp)
+trap 'rm -f "$raw" "$all"' EXIT
 export BLAKE3_VECTORS=${BLAKE3_VECTORS:-$top/tests/data/blake3_test_vectors.json}
+emit() { echo "$*" | tee -a "$all"; }
 for t in "$dir"/test_*; do
 	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	if [ "$name" = test_farm_cluster ]; then
+		missing=
+		for p in redis-server redis-cli; do
+			command -v "$p" >/dev/null || missing+=" $p"
+		done
+		if [ -n "$missing" ]; then
+			emit "skip native:exit.$name: not run, no$missing (Debian's redis-server; tools/deps.sh)"
+			continue
+		fi
+	fi
 	if UNIQD_RESULTS=$raw "$t" >"$t.log" 2>&1; then
-		echo "ok native:exit.$(basename "$t")"
+		emit "ok native:exit.$name"
 	else
-		echo "not ok native:exit.$(basename "$t"): exit status $? (see $t.log)"
+		emit "not ok native:exit.$name: exit status $? (see $t.log)"
 	fi
 done
-sed -E 's/^(ok|not ok|skip) /\1 native:/' "$raw"
-rm -f "$raw"
+sed -E 's/^(ok|not ok|skip) /\1 native:/' "$raw" | tee -a "$all"
+passed=$(grep -c '^ok ' "$all")
+failed=$(grep -c '^not ok ' "$all")
+skipped=$(grep -c '^skip ' "$all")
+echo "# native: $passed passed, $failed failed, $skipped skipped"
+if [ "$passed" -eq 0 ]; then
+	echo "native.sh: no native test ran from $dir" >&2
+	exit 1
+fi
+[ "$failed" -eq 0 ]

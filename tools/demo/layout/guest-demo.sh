@@ -26,9 +26,24 @@ res() { echo "$*" >&3; }
 as_user() { setpriv --reuid="$user" --regid="$user" --init-groups env HOME="$home" USER="$user" "$@"; }
 say() { echo "layout-demo: $*"; }
 
+# The user may not enter TOP (a checkout in /root or in a `mktemp -d`
+# directory keeps its 0700 parent in the guest), and TOP may hold spaces:
+# the user builds a copy of the sources in its home and runs the plugin
+# and uniqdctl from /run/uniqd-guest, all copied as root.
 cp -r "$top/tools/demo/layout" "$home/layout"
 rm -f "$home/layout/guest-demo.sh"
 chown -R "$user:" "$home/layout"
+. "$top/tools/testing/vm/hostfs-lib.bash"
+stage=/run/uniqd-guest
+staged=("$ctl")
+[ -f "$plugin" ] && staged+=("$plugin")
+if hostfs_stage "$stage" "${staged[@]}"; then
+	res "ok layout.stage"
+	ctl=$stage/$(basename "$ctl")
+	[ -f "$plugin" ] && plugin=$stage/$(basename "$plugin")
+else
+	res "not ok layout.stage: cannot copy ${staged[*]} to $stage"
+fi
 
 # A pool lives while a file is attached: one holder for the whole build,
 # as a build driver would (Documentation/libuniqd.rst, "Pool lifetime").

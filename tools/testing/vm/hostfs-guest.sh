@@ -20,7 +20,14 @@
 # overlay's /etc/passwd, home /home/$UNIQD_GUEST_USER) with runuser or
 # setpriv. $UNIQD_GUEST_OUT is a directory the host can read after the run
 # (DIR/files, mounted writable at the same path in the guest): logs, reports.
-# ARGS are words without spaces. Everything else the guest writes is lost.
+# Everything else the guest writes is lost. SCRIPT, CWD, DIR and each of
+# ARGS may hold spaces (a checkout in "/root/my builds/uniqd"): each ARG
+# reaches the script as one word.
+#
+# The host's files keep their owners and modes in the guest: the
+# unprivileged user cannot read a checkout under a directory only its owner
+# may enter (root's home, `mktemp -d`). A script hands that user what it
+# needs by copying it there as root first (hostfs_stage in vm/hostfs-lib.bash).
 #
 # The run is judged by run-vm.sh like every VM run: DIR/results.txt holds
 # "ok NAME:CASE" lines, with vm.insmod, vm.hostfs-mount, vm.exit.NAME (the
@@ -87,15 +94,20 @@ done
 # An unprivileged user the host does not have, so that no host file is its.
 uid=4242
 while getent passwd "$uid" >/dev/null || getent group "$uid" >/dev/null; do uid=$((uid + 1)); done
+# The init sources this file (busybox sh): every value single-quoted, ARGS
+# a list of quoted words for its `eval set --`.
+q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+args=
+for a in "$@"; do args+="${args:+ }$(q "$a")"; done
 cat > "$root/etc/uniqd-hostfs.conf" <<EOF
-NAME=$name
-SCRIPT=$script
-ARGS="$*"
-CWD=$cwd
+NAME=$(q "$name")
+SCRIPT=$(q "$script")
+ARGS=$(q "$args")
+CWD=$(q "$cwd")
 USER_UID=$uid
 USER_NAME=uqbuild
-OUT=$out/files
-TIMEOUT=$timeout
+OUT=$(q "$out/files")
+TIMEOUT=$(q "$timeout")
 EOF
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 > "$out/initrd.gz"
 

@@ -16,7 +16,8 @@ mount -t devtmpfs dev /dev
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 exec 3>>/dev/ttyS1
 res() { echo "$*" >&3; }
-# NAME SCRIPT USER_UID USER_NAME OUT TIMEOUT (hostfs-guest.sh writes them).
+# NAME SCRIPT ARGS CWD USER_UID USER_NAME OUT TIMEOUT (hostfs-guest.sh writes
+# them, quoted: paths may hold spaces).
 . /etc/uniqd-hostfs.conf
 echo "uniqd-hostfs: kernel $(uname -r), $(nproc) cpus, running $SCRIPT"
 res "plan 1"
@@ -73,12 +74,13 @@ fi
 name=$NAME
 if [ -n "$ok" ]; then
 	echo "uniqd-hostfs: running $name"
-	# shellcheck disable=SC2086  # ARGS is split as the host passed it
+	# ARGS: the host's words, each single-quoted (hostfs-guest.sh).
+	eval "set -- $ARGS"
 	timeout "$TIMEOUT" chroot "$r" /usr/bin/env -i \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root LANG=C.UTF-8 TERM=dumb UNIQD_GUEST_USER="$USER_NAME" \
 		UNIQD_GUEST_OUT="$OUT" UNIQD_GUEST_NAME="$name" \
-		/bin/bash -c 'cd "$1" && shift && exec /bin/bash "$@"' - "$CWD" "$SCRIPT" $ARGS \
+		/bin/bash -c 'cd "$1" && shift && exec /bin/bash "$@"' - "$CWD" "$SCRIPT" "$@" \
 		</dev/null >/dev/console 2>&1
 	rc=$?
 	if [ "$rc" -eq 0 ]; then

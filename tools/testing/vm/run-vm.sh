@@ -29,11 +29,12 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--mem) mem=$2; shift ;;
 	--append) append=$2; shift ;;
-	--drive) drive=(-drive "file=$2,format=raw,if=virtio"); shift ;;
+	# QEMU's option values end at a comma: a path's own commas are doubled.
+	--drive) drive=(-drive "file=${2//,/,,},format=raw,if=virtio"); shift ;;
 	# multidevs=remap: the host's /proc and /sys (inode 1 each on their own
 	# file systems) would otherwise collide in the guest.
 	--hostfs) hostfs=(-virtfs "local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap"
-			  -virtfs "local,path=$2,mount_tag=out,security_model=none,multidevs=remap"); shift ;;
+			  -virtfs "local,path=${2//,/,,},mount_tag=out,security_model=none,multidevs=remap"); shift ;;
 	*) echo "run-vm: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
