@@ -49,9 +49,6 @@ struct uniqd_ioctl_desc {
 	int (*fn)(struct uniqd_file *uf, struct uniqd_pool *pool, void *arg);
 };
 
-/* Set by main.c when the module registered "blake3" with the crypto API. */
-bool uniqd_have_blake3_shash;
-
 static int uniqd_ioc_version(struct uniqd_file *uf, struct uniqd_pool *pool,
 			     void *arg)
 {
@@ -62,9 +59,9 @@ static int uniqd_ioc_version(struct uniqd_file *uf, struct uniqd_pool *pool,
 	v->features = UNIQD_FEAT_POOLS | UNIQD_FEAT_BATCH |
 		      UNIQD_FEAT_RESOLVE | UNIQD_FEAT_STATS | UNIQD_FEAT_MAP |
 		      UNIQD_FEAT_ADMIN | UNIQD_FEAT_ATTACH_OWNER |
-		      UNIQD_FEAT_RESTORE;
-	if (uniqd_have_blake3_shash)
-		v->features |= UNIQD_FEAT_BLAKE3_SHASH;
+		      UNIQD_FEAT_RESTORE |
+		      /* The module registers "blake3" before /dev/uniqd exists. */
+		      UNIQD_FEAT_BLAKE3_SHASH;
 	v->max_pool_name = UNIQD_POOL_NAME_MAX;
 	v->max_class_name = UNIQD_CLASS_NAME_MAX;
 	v->max_batch = UNIQD_BATCH_MAX;

@@ -94,7 +94,6 @@ static int __init uniqd_init(void)
 	ret = uniqd_blake3_ahash_register();
 	if (ret)
 		goto unregister_shash;
-	uniqd_have_blake3_shash = true;
 	ret = uniqd_keys_check();
 	if (ret) {
 		pr_err("no usable \"%s\" in the crypto API: %d\n",

@@ -44,6 +44,11 @@ struct uniqd_map {
 	 * are set before the pool is published. The writers' lock of the one
 	 * table (entry.c): an entry is created, its record and handle slot
 	 * allocated and it is placed in the index under it. May sleep.
+	 * Taken under it (design.rst, "Locking", has the whole order): a
+	 * class's kernel-only table lock, uniqd_quota_lock, xa_lock of
+	 * pages, the page lock of each page given back and i_mmap_rwsem
+	 * (uniqd_map_free()). Never taken under a spinlock or mmap_lock, and
+	 * user memory is never touched under it.
 	 */
 	struct mutex lock;
 	/* VMAs mapping the pool now (mmap, vm_ops open/close); no lock. */

@@ -47,7 +47,13 @@ struct uniqd_rec {
 #define UNIQD_REC_SIZE(len)	ALIGN(32 + (size_t)(len), 8)
 
 struct uniqd_table {
-	spinlock_t lock;	/* writers: insert and publish */
+	/*
+	 * Writers: insert and publish; a reader only takes and drops it to
+	 * wait out a publication. Under map->lock (a class's left-out
+	 * table) or pool->class_mutex (the class names); only rhashtable's
+	 * bucket lock is taken under it, and nothing under it sleeps.
+	 */
+	spinlock_t lock;
 	struct rhashtable ht;
 };
 

@@ -38,9 +38,6 @@ extern unsigned int uniqd_max_user_pools;
 extern unsigned long long uniqd_max_user_bytes;
 extern unsigned long long uniqd_max_user_entries;
 
-/* The module registered "blake3" with the crypto API (UNIQD_FEAT_BLAKE3_SHASH). */
-extern bool uniqd_have_blake3_shash;
-
 /* Hard bounds on the module parameters (see params.c for why). */
 #define UNIQD_MAX_POOLS_LIMIT		65536U
 #define UNIQD_MAX_ENTRIES_LIMIT		BIT_ULL(25)
