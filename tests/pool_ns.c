@@ -285,8 +285,12 @@ int main(void)
 		if (!pid) {
 			/* Its last process: the pool's file is all that is left. */
 			close(sv[0]);
-			if (unshare(CLONE_NEWIPC))
-				_exit(50);
+			/* try_new_ns()'s namespace may not be freed yet. */
+			for (tries = 0; unshare(CLONE_NEWIPC); tries++) {
+				if (errno != ENOSPC || tries == 100)
+					_exit(50);
+				usleep(20000);
+			}
 			fd = ut_pool("ns-pinned", UNIQD_ATTACH_NEW);
 			if (fd < 0 || send_fd(sv[1], fd))
 				_exit(51);
