@@ -10,7 +10,7 @@ uniqd_bench.ko, the programs in tools/bench/) and writes to OUTDIR:
     results.md    every figure and ratio, and which targets were met
     results.json  the same, for machines
     ratios.dat    the ratios the plot shows
-    ratios.gp     the gnuplot script (ratios.png is made from it)
+    ratios.gp     the gnuplot script (ratios.png and ratios.svg are made from it)
 
 Every measurement was repeated in rounds that interleave the things
 compared; a figure is the best (lowest time) round, and the median is shown
@@ -1618,6 +1618,10 @@ set datafile missing "-"
 set arrow from 1, graph 0 to 1, graph 1 nohead dt 2 lc rgb "black"
 plot dir."/ratios.dat" using (1):1:($3<1?$3:1):($3<1?1:$3):($1-0.35):($1+0.35):($5==1?0x5cb85c:($5==0?0xd9534f:0x4a7ab5)):yticlabels(2) with boxxyerror lc rgb variable title "measured ratio", \
      "" using 4:1 with points pt 13 ps 1.6 lc rgb "black" title "target"
+# The same figure as SVG, for Documentation/ (benchmarks.rst shows it).
+set terminal svg size 1100,%(n)d*22+200 font "sans,10" dynamic
+set output dir."/ratios.svg"
+replot
 '''
 
 

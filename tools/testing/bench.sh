@@ -3,7 +3,7 @@
 #
 # make bench: build what the benchmarks need, boot the bench VM (Debian's
 # 6.12 kernel under QEMU TCG, 2 vCPUs), collect every result and write the
-# report to build/bench-results/ (results.md, results.json, ratios.png).
+# report to build/bench-results/ (results.md, results.json, ratios.png, ratios.svg).
 # Benchmarks never pass or fail: this exits non-zero only when they could
 # not run at all. See Documentation/benchmarks.rst.
 #
@@ -102,7 +102,7 @@ report() {
 		gnuplot -e "dir='$out'" "$out/ratios.gp" 2> "$out/gnuplot.log" ||
 			say "gnuplot failed: see $out/gnuplot.log"
 	fi
-	say "report: $out/results.md, $out/ratios.png"
+	say "report: $out/results.md, $out/ratios.png, $out/ratios.svg"
 	sed -n '/^## Targets/,/^## /p' "$out/results.md" | sed '$d' >&2
 }
 
