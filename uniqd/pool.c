@@ -286,7 +286,7 @@ static void uniqd_pool_hash_add(struct uniqd_pool *pool)
  * caller's uid restored before: any other free id was a pool's that died,
  * and its handles must not come back naming the snapshot's content
  * (-EPERM). -ENOSPC when UNIQD_MAX_RESTORED_IDS ids are kept already. The
- * counter does not move (design.rst, "Pool ids").
+ * counter does not move (design.rst, "Snapshots", "Which id").
  */
 static int uniqd_pool_id_restore(struct uniqd_pool *pool, u32 id)
 {
