@@ -5,7 +5,7 @@
 # $(B)/static-bin/uniqdctl is fully static for the VM guest's /usr/bin.
 
 UNIQDCTL_SRCS := $(wildcard tools/uniqdctl/*.c)
-UNIQDCTL_DEPS := $(UNIQDCTL_SRCS) $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
+UNIQDCTL_DEPS := $(UNIQDCTL_SRCS) $(wildcard tools/uniqdctl/*.h) $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
 
 TOOL_BINS += $(B)/bin/uniqdctl $(B)/static-bin/uniqdctl
 
@@ -26,6 +26,7 @@ install-uniqdctl: $(B)/bin/uniqdctl
 	$(INSTALL) -m 0755 $< $(DESTDIR)$(BINDIR)/
 UNINSTALL_FILES += $(BINDIR)/uniqdctl
 
-# tests/native/layouts_replay.c includes layouts.c, which includes
-# <libuniqd.h> and so the generated <libuniqd_version.h>.
-$(B)/native/layouts_replay: tools/uniqdctl/layouts.c tools/uniqdctl/layouts.h $(LIBUNIQD_HDRS)
+# tests/native/layouts_replay.c includes layouts.c and json.c; layouts.c
+# includes <libuniqd.h> and so the generated <libuniqd_version.h>.
+$(B)/native/layouts_replay: tools/uniqdctl/layouts.c tools/uniqdctl/layouts.h \
+	tools/uniqdctl/json.c tools/uniqdctl/json.h $(LIBUNIQD_HDRS)

@@ -12,6 +12,7 @@
  */
 #include <stdbool.h>
 
+#include "../../tools/uniqdctl/json.c"
 #include "../../tools/uniqdctl/layouts.c"
 
 struct entry {

@@ -21,6 +21,7 @@
 
 #include "libuniqd.h"
 #include "../gcc-plugin/gcc_keys.h"
+#include "json.h"
 #include "layouts.h"
 
 #define EXIT_MISMATCH	1
@@ -385,43 +386,6 @@ static void find(struct ctx *c, struct uses *u)
 
 /* ---- output ------------------------------------------------------------------ */
 
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len = s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-
-	if (s[0] >= 0xf5 || len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
-/* A JSON string; bytes that are not UTF-8 become U+0080..U+00FF. */
-static void json_bytes(const char *p, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)p;
-
-	putchar('"');
-	for (size_t i = 0; i < n;) {
-		size_t l;
-
-		if (s[i] == '"' || s[i] == '\\') {
-			printf("\\%c", s[i++]);
-		} else if (s[i] < 0x20 || s[i] == 0x7f) {
-			printf("\\u%04x", s[i++]);
-		} else if (s[i] < 0x80) {
-			putchar(s[i++]);
-		} else if ((l = utf8_seq(s + i, n - i)) != 0) {
-			fwrite(s + i, 1, l, stdout);
-			i += l;
-		} else {
-			printf("\\u%04x", s[i++]);
-		}
-	}
-	putchar('"');
-}
-
 static char *unit_name(struct ctx *c, uint64_t h)
 {
 	size_t len;
@@ -483,14 +447,14 @@ static void print_json(struct ctx *c)
 		names += c->r[i].kind == NAMES;
 	}
 	printf("{\"pool\":");
-	json_bytes(c->o->pool, strlen(c->o->pool));
+	json_str(stdout, c->o->pool, strlen(c->o->pool));
 	printf(",\"tags\":%zu,\"units\":%zu,\"abi_mismatches\":%zu,\"names_only\":%zu,"
 	       "\"mismatches\":[", c->tags, c->units, abi, names);
 	for (size_t i = 0; i < c->nr; i++) {
 		struct report *r = &c->r[i];
 
 		printf("%s{\"tag\":", i ? "," : "");
-		json_bytes(r->text, strlen(r->text));
+		json_str(stdout, r->text, strlen(r->text));
 		printf(",\"handle\":\"0x%016" PRIx64 "\",\"kind\":\"%s\",\"layouts\":[",
 		       r->tag, diff_word[r->kind]);
 		for (size_t j = 0; j < r->n; j++) {
@@ -498,27 +462,27 @@ static void print_json(struct ctx *c)
 
 			printf("%s{\"handle\":\"0x%016" PRIx64 "\",\"layout\":", j ? "," : "",
 			       l->handle);
-			json_bytes(l->text, l->len);
+			json_str(stdout, l->text, l->len);
 			if (l->parsed) {
 				printf(",\"size\":");
-				json_bytes(l->size, l->size_len);
+				json_str(stdout, l->size, l->size_len);
 				printf(",\"align\":");
-				json_bytes(l->align, l->align_len);
+				json_str(stdout, l->align, l->align_len);
 			}
 			printf(",\"units\":[");
 			for (size_t k = 0; k < l->nunits; k++) {
 				char *u = unit_name(c, l->units[k]);
 
 				printf("%s", k ? "," : "");
-				json_bytes(u, strlen(u));
+				json_str(stdout, u, strlen(u));
 				free(u);
 			}
 			printf("],\"members\":[");
 			for (size_t k = 0; k < l->n; k++) {
 				printf("%s{\"name\":", k ? "," : "");
-				json_bytes(l->m[k].name, l->m[k].name_len);
+				json_str(stdout, l->m[k].name, l->m[k].name_len);
 				printf(",\"member\":");
-				json_bytes(l->m[k].rest, l->m[k].rest_len);
+				json_str(stdout, l->m[k].rest, l->m[k].rest_len);
 				printf(",\"differs\":");
 				if (l->m[k].mark == SAME)
 					printf("null}");

@@ -27,6 +27,7 @@
 
 #include "libuniqd.h"
 #include "../gcc-plugin/gcc_keys.h"
+#include "json.h"
 #include "layouts.h"
 
 #define EXIT_ABSENT	1
@@ -128,89 +129,6 @@ static void die_usage(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\n(try 'uniqdctl --help')\n");
 	exit(EXIT_USAGE);
-}
-
-/* ---- JSON ----------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at S (of N bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		len = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-static bool is_utf8(const void *p, size_t n)
-{
-	const unsigned char *s = p;
-
-	for (size_t i = 0; i < n;) {
-		size_t l = utf8_len(s + i, n - i);
-
-		if (!l)
-			return false;
-		i += l;
-	}
-	return true;
-}
-
-/* A JSON string of N arbitrary bytes (invalid UTF-8 bytes become U+00XX). */
-static void json_str(FILE *f, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-
-	fputc('"', f);
-	for (size_t i = 0; i < n;) {
-		unsigned char c = s[i];
-		size_t l;
-
-		if (c == '"' || c == '\\') {
-			fprintf(f, "\\%c", c);
-			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			switch (c) {
-			case '\n': fputs("\\n", f); break;
-			case '\t': fputs("\\t", f); break;
-			case '\r': fputs("\\r", f); break;
-			default: fprintf(f, "\\u%04x", c);
-			}
-			i++;
-		} else if ((l = utf8_len(s + i, n - i)) != 0) {
-			fwrite(s + i, 1, l, f);
-			i += l;
-		} else {
-			fprintf(f, "\\u%04x", c);
-			i++;
-		}
-	}
-	fputc('"', f);
-}
-
-static void json_cstr(FILE *f, const char *s)
-{
-	json_str(f, s, strlen(s));
 }
 
 /* ---- text ------------------------------------------------------------------ */
@@ -674,7 +592,7 @@ static int cmd_classes(int argc, char **argv)
 			fputs("}", stdout);
 		} else {
 			printf("%6u %12" PRIu64 "  ", d.class_id, d.entries);
-			if (is_utf8(d.name, d.name_len) && !memchr(d.name, '\n', d.name_len))
+			if (json_is_utf8(d.name, d.name_len) && !memchr(d.name, '\n', d.name_len))
 				fwrite(d.name, 1, d.name_len, stdout);
 			else
 				print_quoted(stdout, d.name, d.name_len);
@@ -702,7 +620,7 @@ static void json_key_head(uniqd_pool *p, uint32_t cls)
 static void json_content(const void *data, size_t len)
 {
 	printf(",\"len\":%zu", len);
-	if (is_utf8(data, len)) {
+	if (json_is_utf8(data, len)) {
 		fputs(",\"content\":", stdout);
 		json_str(stdout, data, len);
 	}
