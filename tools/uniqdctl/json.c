@@ -3,6 +3,7 @@
  * The JSON writer of uniqdctl (json.h): one escaper and one UTF-8 check
  * for every command.
  */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <string.h>
 

@@ -52,6 +52,7 @@ static struct {
 	struct uniqd_limits limits;
 	double seconds;
 	const char *refs;	/* merge: classes of handle records */
+	enum layouts_format format;	/* --format (layouts); json also sets json */
 } opt;
 
 static const char *prog = "uniqdctl";
@@ -95,7 +96,10 @@ static void usage(FILE *f)
 "  -c, --class NAME     the class (default $UNIQD_CLASS, else \"default\")\n"
 "  -x, --hex            keys and printed content are hexadecimal\n"
 "      --raw            resolve: write the content bytes alone\n"
-"  -j, --json           print JSON\n"
+"  -j, --json           print JSON (--format=json)\n"
+"      --format FMT     text (default), json; layouts also gcc (FILE:LINE:\n"
+"                       error: ..., as GCC, editors and CI problem matchers\n"
+"                       read it) and sarif (SARIF 2.1.0)\n"
 "  -e, --existing       never create the pool (the default except for\n"
 "                       intern and hold)\n"
 "  -n, --new            fail if the pool exists\n"
@@ -1164,7 +1168,7 @@ int main(int argc, char **argv)
 {
 	enum { O_SHARE_GROUP = 256, O_SHARE_ALL, O_MAX_BYTES, O_MAX_ENTRIES,
 	       O_MAX_CLASSES, O_SECONDS, O_RAW, O_STRICT, O_OWNED, O_OVERRIDE,
-	       O_REFS };
+	       O_REFS, O_FORMAT };
 	static const struct option longopts[] = {
 		{ "pool", required_argument, NULL, 'p' },
 		{ "class", required_argument, NULL, 'c' },
@@ -1184,6 +1188,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, O_SECONDS },
 		{ "strict", no_argument, NULL, O_STRICT },
 		{ "refs", required_argument, NULL, O_REFS },
+		{ "format", required_argument, NULL, O_FORMAT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1207,7 +1212,12 @@ int main(int argc, char **argv)
 		case O_RAW: opt.raw = true; break;
 		case O_STRICT: opt.strict = true; break;
 		case O_REFS: opt.refs = optarg; break;
-		case 'j': opt.json = true; break;
+		case 'j': opt.json = true; opt.format = LAYOUTS_JSON; break;
+		case O_FORMAT:
+			if (layouts_format_parse(optarg, &opt.format))
+				die_usage("--format: '%s' is not text, gcc, json or sarif", optarg);
+			opt.json = opt.format == LAYOUTS_JSON;
+			break;
 		case 'e': opt.existing = true; break;
 		case 'n': opt.create_new = true; break;
 		case O_SHARE_GROUP: opt.share |= UNIQD_OPEN_SHARE_GROUP; break;
@@ -1250,6 +1260,9 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	cmd = argv[optind++];
+	if ((opt.format == LAYOUTS_GCC || opt.format == LAYOUTS_SARIF) && strcmp(cmd, "layouts"))
+		die_usage("--format=%s is for layouts; %s takes text or json",
+			  opt.format == LAYOUTS_GCC ? "gcc" : "sarif", cmd);
 	argc -= optind;
 	argv += optind;
 
@@ -1283,7 +1296,7 @@ int main(int argc, char **argv)
 		return cmd_merge(argc, argv);
 	if (!strcmp(cmd, "layouts"))
 		return cmd_layouts(&(struct layouts_opts){ .device = opt.device, .pool = opt.pool,
-							    .json = opt.json, .strict = opt.strict },
+							    .format = opt.format, .strict = opt.strict },
 				   argc, argv);
 	if (!strcmp(cmd, "help")) {
 		usage(stdout);
