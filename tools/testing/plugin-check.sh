@@ -29,7 +29,7 @@ ok() { echo "ok host:plugin.$1"; }
 bad() { echo "not ok host:plugin.$1: $2"; failed=1; }
 warning_re='^uniqd plugin: .*; compiling without uniqd$'
 
-if [ ! -f "$plugin" ] || [ ! -f "$top/build/gcc-plugin/fake/uniqd.so" ] || [ ! -x "$replay" ]; then
+if [ ! -f "$plugin" ] || [ ! -f "$top/build/gcc-plugin/uniqd_fake.so" ] || [ ! -x "$replay" ]; then
 	bad build "no $plugin, its fake-device twin or $replay (make userspace)"
 	exit 1
 fi
@@ -294,16 +294,16 @@ else
 fi
 
 # ---- table=uniqd, on the fake device ----------------------------------------------
-# build/gcc-plugin/fake/uniqd.so is the plugin with tests/native/fake/ in
+# build/gcc-plugin/uniqd_fake.so is the plugin with tests/native/fake/ in
 # place of /dev/uniqd (one pool per compiler process, created by
 # tests/native/fake/gcc_plugin_fake.c): the uniqd path natively. The real device
 # is the VM's (tests/layouts_check.c, and the compiler guest).
-fake=$top/build/gcc-plugin/fake/uniqd.so
+fake=$top/build/gcc-plugin/uniqd_fake.so
 fake_cc() {
-	UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd-pool=fp "$@" 2>"$work/err"
+	UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd_fake-pool=fp "$@" 2>"$work/err"
 }
 rm -f "$work/u.log" "$work/u.stats"
-fake_cc -fplugin-arg-uniqd-log="$work/u.log" -fplugin-arg-uniqd-stats="$work/u.stats" \
+fake_cc -fplugin-arg-uniqd_fake-log="$work/u.log" -fplugin-arg-uniqd_fake-stats="$work/u.stats" \
 	-c -O2 a.c -o "$work/p.o"
 rc=$?
 "$replay" --print "$work/u.log" >"$work/u.txt" 2>&1
@@ -326,7 +326,7 @@ fi
 
 # A full pool (EDQUOT) and a missing pool: one line, the same object.
 rm -f "$work/q.stats"
-UNIQD_FAKE_MAX_ENTRIES=100 fake_cc -fplugin-arg-uniqd-stats="$work/q.stats" -Werror -c -O2 a.c \
+UNIQD_FAKE_MAX_ENTRIES=100 fake_cc -fplugin-arg-uniqd_fake-stats="$work/q.stats" -Werror -c -O2 a.c \
 	-o "$work/p.o"
 rc=$?
 if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
@@ -336,7 +336,7 @@ if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
 else
 	bad uniqd.pool-full "status $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
 fi
-UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd-pool=other -Werror -c -O2 a.c \
+UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd_fake-pool=other -Werror -c -O2 a.c \
 	-o "$work/p.o" 2>"$work/err"
 rc=$?
 if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
@@ -346,6 +346,43 @@ if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
 else
 	bad uniqd.no-pool "status $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
 fi
+
+# Quiet: no line when uniqd is not there (-fplugin-arg-uniqd-quiet, or
+# UNIQD_PLUGIN_QUIET=1 for a build whose flags cannot change; the command
+# line wins), but a mistake in the flags is still said. The same object.
+quiet_case() {
+	local name=$1 lines=$2 re=$3
+	shift 3
+	"$@" -Werror -c -O2 -g a.c -o "$work/p.o" 2>"$work/err"
+	local rc=$?
+	gcc -c -O2 -g a.c -o "$work/ref.o"
+	if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = "$lines" ] && { [ -z "$re" ] || grep -qE "$re" "$work/err"; } &&
+	   cmp -s "$work/ref.o" "$work/p.o"; then
+		ok "quiet.$name"
+	else
+		bad "quiet.$name" "status $rc, $(wc -l <"$work/err") lines: $(head -n 2 "$work/err" | tr '\n' ' ')"
+	fi
+}
+quiet_case argument 0 '' env UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd_fake-pool=other \
+	-fplugin-arg-uniqd_fake-quiet
+quiet_case environment 0 '' env UNIQD_FAKE_POOL=fp UNIQD_PLUGIN_QUIET=1 gcc -fplugin="$fake" \
+	-fplugin-arg-uniqd_fake-pool=other
+quiet_case overridden 1 "^uniqd plugin: attach to pool 'other': .*; compiling without uniqd$" \
+	env UNIQD_FAKE_POOL=fp UNIQD_PLUGIN_QUIET=1 gcc -fplugin="$fake" -fplugin-arg-uniqd_fake-pool=other \
+	-fplugin-arg-uniqd_fake-quiet=0
+quiet_case empty-environment 1 "^uniqd plugin: attach to pool 'other': " \
+	env UNIQD_FAKE_POOL=fp UNIQD_PLUGIN_QUIET= gcc -fplugin="$fake" -fplugin-arg-uniqd_fake-pool=other
+quiet_case bad-argument 1 '^uniqd plugin: unknown argument -fplugin-arg-uniqd-bogus; compiling without uniqd$' \
+	gcc -fplugin="$plugin" -fplugin-arg-uniqd-quiet -fplugin-arg-uniqd-bogus=1
+quiet_case bad-value 1 '^uniqd plugin: -fplugin-arg-uniqd-quiet=maybe: quiet is 1 or 0; compiling without uniqd$' \
+	gcc -fplugin="$plugin" -fplugin-arg-uniqd-quiet=maybe
+quiet_case bad-environment 1 '^uniqd plugin: UNIQD_PLUGIN_QUIET=yes: quiet is 1 or 0; compiling without uniqd$' \
+	env UNIQD_PLUGIN_QUIET=yes gcc -fplugin="$plugin"
+# A working plugin, quiet, still publishes (and keeps its options out of -g's object).
+rm -f "$work/qq.stats"
+quiet_case working 0 '' gcc -fplugin="$plugin" -fplugin-arg-uniqd-quiet -fplugin-arg-uniqd-table=private \
+	-fplugin-arg-uniqd-stats="$work/qq.stats"
+[ -s "$work/qq.stats" ] || bad quiet.working-stats "no stats line"
 
 # ---- other ways of compiling ------------------------------------------------------------
 # -fsyntax-only has no FINISH_UNIT: the plugin publishes at FINISH.
