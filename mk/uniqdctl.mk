@@ -30,3 +30,11 @@ UNINSTALL_FILES += $(BINDIR)/uniqdctl
 # includes <libuniqd.h> and so the generated <libuniqd_version.h>.
 $(B)/native/layouts_replay: tools/uniqdctl/layouts.c tools/uniqdctl/layouts.h \
 	tools/uniqdctl/json.c tools/uniqdctl/json.h $(LIBUNIQD_HDRS)
+
+# uniqdctl snapshot info/verify on a snapshot libuniqd writes from the fake
+# device's pool, and on corrupted copies (the checksum recomputed with the
+# module's BLAKE3, in libuniqd.a).
+$(B)/native/test_snapshot_cli: tests/native/test_snapshot_cli.c tests/harness.h $(FAKE_O) \
+		$(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS) $(B)/bin/uniqdctl
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -DUNIQDCTL='"$(abspath $(B))/bin/uniqdctl"' $< $(FAKE_O) $(LIBUNIQD_A) -o $@

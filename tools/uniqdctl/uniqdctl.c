@@ -4,7 +4,8 @@
  *
  *	uniqdctl [options] COMMAND [ARGS...]
  *
- * Exit status: 0 success; 1 lookup found a key absent; 2 usage error;
+ * Exit status: 0 success; 1 lookup found a key absent (snapshot verify,
+ * info: the file is not a sound snapshot); 2 usage error;
  * 3 a uniqd call failed (the message says which pool, which call, the
  * errno and what to do).
  */
@@ -26,6 +27,7 @@
 #include <linux/uniqd.h>
 
 #include "libuniqd.h"
+#include "snapshot_check.h"
 #include "../gcc-plugin/gcc_keys.h"
 #include "json.h"
 #include "layouts.h"
@@ -87,6 +89,9 @@ static void usage(FILE *f)
 "                       then hold it like hold ('-': standard input)\n"
 "  merge FILE [MAP]     intern a snapshot into the pool; write 'OLD NEW' handle\n"
 "                       pairs to MAP (default standard output)\n"
+"  snapshot info FILE   a snapshot's header, pool, counts and classes, after\n"
+"                       verifying all of it (no device needed)\n"
+"  snapshot verify FILE whether FILE is a sound snapshot (exit 1 if not)\n"
 "\n"
 "Without KEY arguments, intern and lookup read keys from standard input, one\n"
 "a line; the argument '-' is all of standard input as one key.\n"
@@ -119,7 +124,8 @@ static void usage(FILE *f)
 "\n"
 "A pool lives while a process has it open: 'uniqdctl intern' into a pool it\n"
 "creates frees the pool on exit. Keep one alive with 'uniqdctl hold &'.\n"
-"Exit status: 0 ok, 1 lookup found a key absent, 2 usage, 3 a call failed.\n");
+"Exit status: 0 ok, 1 lookup found a key absent (snapshot: not a sound\n"
+"snapshot; layouts: an ABI mismatch), 2 usage, 3 a call failed.\n");
 }
 
 static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -1081,6 +1087,143 @@ static int cmd_restore(int argc, char **argv)
 	return 0;
 }
 
+/* ---- snapshot info, snapshot verify: a file, no device --------------------- */
+
+static void *memdup_or_null(const void *p, size_t n)
+{
+	void *q = malloc(n ? n : 1);
+
+	return q ? memcpy(q, p, n) : NULL;
+}
+
+struct snap_class {
+	uint32_t id;
+	char *name;
+	size_t name_len;
+	uint64_t entries, bytes;
+};
+
+struct snap_classes {
+	struct snap_class *c;
+	size_t n;
+};
+
+static void snap_class(void *arg, uint32_t id, const void *name, size_t name_len,
+		       uint64_t entries, uint64_t bytes)
+{
+	struct snap_classes *c = arg;
+	struct snap_class *k;
+
+	c->c = realloc(c->c, (c->n + 1) * sizeof(*c->c));
+	if (!c->c || !(name = memdup_or_null(name, name_len)))
+		die_file("read the classes of", "the snapshot");
+	k = &c->c[c->n++];
+	*k = (struct snap_class){ id, (char *)name, name_len, entries, bytes };
+}
+
+static const char *snap_mode(uint32_t mode)
+{
+	return mode & UNIQD_ATTACH_SHARE_ALL ? "shared with all" :
+	       mode & UNIQD_ATTACH_SHARE_GROUP ? "shared with the group" : "private";
+}
+
+/*
+ * snapshot info FILE, snapshot verify FILE: read FILE ('-': standard input)
+ * and verify all of it as restore would, with no device: 0 sound, 1 not a
+ * sound snapshot (EBADMSG, EPROTONOSUPPORT), 3 could not read it.
+ */
+static int cmd_snapshot(int argc, char **argv)
+{
+	struct uq_snapshot_header h;
+	struct snap_classes cls = { 0 };
+	const char *path;
+	bool info;
+	int fd, r, err;
+
+	if (argc != 2 || (strcmp(argv[0], "info") && strcmp(argv[0], "verify")))
+		die_usage("snapshot takes 'info FILE' or 'verify FILE' ('-': standard input)");
+	info = !strcmp(argv[0], "info");
+	path = argv[1];
+	fd = open_snapshot(path);
+	r = uq_snapshot_check(fd, &h, info ? snap_class : NULL, &cls);
+	err = errno;
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (r) {
+		const char *msg = uniqd_last_error();
+
+		fprintf(stderr, "%s: %s: %s\n", prog, path, msg);
+		if (opt.json) {
+			printf("{\"file\":");
+			json_cstr(stdout, path);
+			printf(",\"sound\":false,\"error\":{\"errno\":%d,\"errname\":", err);
+			json_cstr(stdout, uniqd_errname(err));
+			fputs(",\"message\":", stdout);
+			json_cstr(stdout, msg);
+			fputs("}}\n", stdout);
+		}
+		return err == EBADMSG || err == EPROTONOSUPPORT ? 1 : EXIT_FAILED;
+	}
+	if (opt.json) {
+		printf("{\"file\":");
+		json_cstr(stdout, path);
+		printf(",\"sound\":true,\"version\":%u,\"pool\":", h.version);
+		json_str(stdout, h.name, h.name_len);
+		printf(",\"pool_id\":%u,\"mode\":\"%s\",\"classes\":%u,\"class_bytes\":%llu,"
+		       "\"entries\":%llu,\"content_bytes\":%llu,\"max_bytes\":%llu,"
+		       "\"max_entries\":%llu,\"max_classes\":%u,\"file_bytes\":%llu,"
+		       "\"checksum\":\"blake3:", h.pool_id, snap_mode(h.mode), h.classes,
+		       (unsigned long long)h.class_bytes, (unsigned long long)h.entries,
+		       (unsigned long long)h.content_bytes, (unsigned long long)h.max_bytes,
+		       (unsigned long long)h.max_entries, h.max_classes,
+		       (unsigned long long)h.file_bytes);
+		print_hex(stdout, h.checksum, sizeof(h.checksum));
+		printf("\"");
+		if (info) {
+			printf(",\"class_list\":[");
+			for (size_t i = 0; i < cls.n; i++) {
+				printf("%s{\"id\":%u,\"name\":", i ? "," : "", cls.c[i].id);
+				json_str(stdout, cls.c[i].name, cls.c[i].name_len);
+				printf(",\"entries\":%llu,\"content_bytes\":%llu}",
+				       (unsigned long long)cls.c[i].entries,
+				       (unsigned long long)cls.c[i].bytes);
+			}
+			printf("]");
+		}
+		printf("}\n");
+		return 0;
+	}
+	if (!info) {
+		printf("%s: a sound uniqd snapshot of pool ", path);
+		print_quoted(stdout, h.name, h.name_len);
+		printf(" (id %u): %u classes, %llu entries, %llu content bytes; BLAKE3 checksum "
+		       "verified\n", h.pool_id, h.classes, (unsigned long long)h.entries,
+		       (unsigned long long)h.content_bytes);
+		return 0;
+	}
+	printf("%s:\n", path);
+	printf("  format:   uniqd snapshot version %u, %llu bytes\n", h.version,
+	       (unsigned long long)h.file_bytes);
+	printf("  pool:     ");
+	print_quoted(stdout, h.name, h.name_len);
+	printf(", id %u (handles 0x%08x00000001..), %s\n", h.pool_id, h.pool_id, snap_mode(h.mode));
+	printf("  limits:   max_bytes %llu, max_entries %llu, max_classes %u (0: the module's)\n",
+	       (unsigned long long)h.max_bytes, (unsigned long long)h.max_entries, h.max_classes);
+	printf("  counts:   %u classes (%llu name bytes), %llu entries (%llu content bytes)\n",
+	       h.classes, (unsigned long long)h.class_bytes, (unsigned long long)h.entries,
+	       (unsigned long long)h.content_bytes);
+	printf("  checksum: BLAKE3 ");
+	print_hex(stdout, h.checksum, sizeof(h.checksum));
+	printf(", verified\n");
+	for (size_t i = 0; i < cls.n; i++) {
+		printf("  class %u ", cls.c[i].id);
+		print_quoted(stdout, cls.c[i].name, cls.c[i].name_len);
+		printf(": %llu entries, %llu content bytes\n", (unsigned long long)cls.c[i].entries,
+		       (unsigned long long)cls.c[i].bytes);
+	}
+	return 0;
+}
+
 /*
  * LIST's comma-separated class names as a NULL-terminated array; every name
  * points into one copy of LIST, in element 0 (an empty LIST: no name).
@@ -1294,6 +1437,8 @@ int main(int argc, char **argv)
 		return cmd_restore(argc, argv);
 	if (!strcmp(cmd, "merge"))
 		return cmd_merge(argc, argv);
+	if (!strcmp(cmd, "snapshot"))
+		return cmd_snapshot(argc, argv);
 	if (!strcmp(cmd, "layouts"))
 		return cmd_layouts(&(struct layouts_opts){ .device = opt.device, .pool = opt.pool,
 							    .format = opt.format, .strict = opt.strict },
