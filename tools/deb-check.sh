@@ -54,8 +54,9 @@ declare -A want=(
 		usr/share/man/man3/uniqd_intern.3.gz usr/share/man/man4/uniqd.4.gz"
 	[uniqd-tools_${ver}_$arch]="usr/bin/uniqdctl usr/bin/uniqd-b3sum usr/bin/uniqd-farm
 		usr/share/man/man8/uniqdctl.8.gz usr/share/man/man1/uniqd-b3sum.1.gz
-		usr/share/man/man1/uniqd-farm.1.gz"
-	[uniqd-gcc-plugin_${ver}_$arch]="${gccplugin#/}/uniqd.so"
+		usr/share/man/man1/uniqd-farm.1.gz usr/share/man/man8/uniqd-persist.service.8.gz
+		usr/share/man/man5/uniqd-persist.conf.5.gz"
+	[uniqd-gcc-plugin_${ver}_$arch]="${gccplugin#/}/uniqd.so usr/share/man/man7/uniqd.so.7.gz"
 )
 for deb in "${!want[@]}"; do
 	f=$work/$deb.deb

@@ -56,7 +56,7 @@ for f in "$p/lib/libuniqd.so.$ver" "$p/lib/libuniqd.so.1" "$p/lib/libuniqd.so" \
 	 "$d/lib/modules/$kver/modules.dep"; do
 	[ -e "$f" ] || missing+=("${f#"$d"}")
 done
-for f in "$top"/Documentation/man/*.[1348]; do
+for f in "$top"/Documentation/man/*.[134578]; do
 	n=$(basename "$f")
 	[ -e "$p/share/man/man${n##*.}/$n" ] || missing+=("/usr/local/share/man/man${n##*.}/$n")
 done
