@@ -50,7 +50,8 @@ declare -A want=(
 	[libuniqd1_${ver}_$arch]="usr/lib/$multi/libuniqd.so.$ver usr/lib/$multi/libuniqd.so.1"
 	[libuniqd-dev_${ver}_$arch]="usr/include/libuniqd.h usr/include/libuniqd_version.h
 		usr/include/linux/uniqd.h usr/lib/$multi/libuniqd.a usr/lib/$multi/libuniqd.so
-		usr/lib/$multi/pkgconfig/libuniqd.pc usr/share/man/man3/libuniqd.3.gz
+		usr/lib/$multi/pkgconfig/libuniqd.pc usr/lib/$multi/cmake/uniqd/uniqdConfig.cmake
+		usr/lib/$multi/cmake/uniqd/uniqdConfigVersion.cmake usr/share/man/man3/libuniqd.3.gz
 		usr/share/man/man3/uniqd_intern.3.gz usr/share/man/man4/uniqd.4.gz"
 	[uniqd-tools_${ver}_$arch]="usr/bin/uniqdctl usr/bin/uniqd-b3sum usr/bin/uniqd-farm
 		usr/share/man/man8/uniqdctl.8.gz usr/share/man/man1/uniqd-b3sum.1.gz
