@@ -20,11 +20,16 @@ $(B)/static-bin/uniqdctl: $(UNIQDCTL_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(STATIC) $(UNIQDCTL_SRCS) $(LIBUNIQD_A) -o $@
 
+# Its bash completion, where bash-completion looks for it by the command's
+# name (/usr/share/bash-completion/completions for PREFIX=/usr).
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+
 install-user: install-uniqdctl
 install-uniqdctl: $(B)/bin/uniqdctl
-	$(INSTALL) -d $(DESTDIR)$(BINDIR)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(BASHCOMPDIR)
 	$(INSTALL) -m 0755 $< $(DESTDIR)$(BINDIR)/
-UNINSTALL_FILES += $(BINDIR)/uniqdctl
+	$(INSTALL) -m 0644 tools/uniqdctl/uniqdctl.bash-completion $(DESTDIR)$(BASHCOMPDIR)/uniqdctl
+UNINSTALL_FILES += $(BINDIR)/uniqdctl $(BASHCOMPDIR)/uniqdctl
 
 # tests/native/layouts_replay.c includes layouts.c and json.c; layouts.c
 # includes <libuniqd.h> and so the generated <libuniqd_version.h>.
@@ -38,3 +43,11 @@ $(B)/native/test_snapshot_cli: tests/native/test_snapshot_cli.c tests/harness.h 
 		$(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS) $(B)/bin/uniqdctl
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -DUNIQDCTL='"$(abspath $(B))/bin/uniqdctl"' $< $(FAKE_O) $(LIBUNIQD_A) -o $@
+
+# The bash completion, in a bash without the bash-completion package (a
+# script, like test_symbols).
+NATIVE_BINS += $(B)/native/test_completion
+$(B)/native/test_completion: tests/native/test_completion.sh tools/uniqdctl/uniqdctl.bash-completion
+	@mkdir -p $(dir $@)
+	sed -e 's|@COMP@|$(abspath tools/uniqdctl/uniqdctl.bash-completion)|' $< > $@
+	chmod 0755 $@

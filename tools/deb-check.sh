@@ -56,7 +56,7 @@ declare -A want=(
 	[uniqd-tools_${ver}_$arch]="usr/bin/uniqdctl usr/bin/uniqd-b3sum usr/bin/uniqd-farm
 		usr/share/man/man8/uniqdctl.8.gz usr/share/man/man1/uniqd-b3sum.1.gz
 		usr/share/man/man1/uniqd-farm.1.gz usr/share/man/man8/uniqd-persist.service.8.gz
-		usr/share/man/man5/uniqd-persist.conf.5.gz"
+		usr/share/man/man5/uniqd-persist.conf.5.gz usr/share/bash-completion/completions/uniqdctl"
 	[uniqd-gcc-plugin_${ver}_$arch]="${gccplugin#/}/uniqd.so usr/share/man/man7/uniqd.so.7.gz"
 )
 for deb in "${!want[@]}"; do

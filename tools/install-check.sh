@@ -46,6 +46,7 @@ for f in "$p/lib/libuniqd.so.$ver" "$p/lib/libuniqd.so.1" "$p/lib/libuniqd.so" \
 	 "$p/lib/cmake/uniqd/uniqdConfig.cmake" "$p/lib/cmake/uniqd/uniqdConfigVersion.cmake" \
 	 "$p/include/libuniqd.h" "$p/include/uniqd.hpp" "$p/include/linux/uniqd.h" \
 	 "$p/bin/uniqdctl" "$p/bin/uniqd-b3sum" "$p/bin/uniqd-farm" "$p/include/libuniqd_version.h" \
+	 "$p/share/bash-completion/completions/uniqdctl" \
 	 "$p/share/man/man3/libuniqd.3" "$p/share/man/man3/uniqd_intern.3" \
 	 "$p/share/man/man3/uniqd_lookup.3" "$p/share/man/man3/UNIQD_CLASS.3" \
 	 "$p/share/man/man4/uniqd.4" "$p/share/man/man8/uniqdctl.8" \
