@@ -28,3 +28,11 @@ $(B)/native/test_farm_cluster: tests/native/test_farm_cluster.c tools/farm/clust
 		tools/farm/cluster.h tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Itools/farm $< tools/farm/cluster.c -lhiredis -o $@
+
+# AUTH against one local redis-server with requirepass and an ACL user, and
+# the program's options (native test).
+$(B)/native/test_farm_auth: tests/native/test_farm_auth.c tools/farm/cluster.c \
+		tools/farm/cluster.h tests/harness.h $(B)/bin/uniqd-farm
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Itools/farm -DUNIQD_FARM='"$(abspath $(B))/bin/uniqd-farm"' $< \
+		tools/farm/cluster.c -lhiredis -o $@

@@ -52,8 +52,11 @@ install-gcc-plugin: $(GCC_PLUGIN_SO)
 
 # The plugin with the fake device of the native tests in place of
 # /dev/uniqd (tests/native/fake/gcc_plugin_fake.c): plugin-check.sh runs
-# table=uniqd with it. Never installed.
-GCC_PLUGIN_FAKE_SO := $(B)/gcc-plugin/fake/uniqd.so
+# table=uniqd with it. Never installed, and named so that no -fplugin=uniqd
+# and no search of the build tree for uniqd.so can take it for the real
+# one. Not uniqd-fake.so: GCC ends a plugin's name in -fplugin-arg-NAME-KEY
+# at the first '-', so its arguments are -fplugin-arg-uniqd_fake-KEY.
+GCC_PLUGIN_FAKE_SO := $(B)/gcc-plugin/uniqd_fake.so
 TOOL_BINS += $(GCC_PLUGIN_FAKE_SO)
 # mk/libuniqd.mk's FAKE_O, spelled out: that fragment is read after this one.
 GCC_PLUGIN_FAKE_DEV := $(B)/native-obj/uniqd_fake.o

@@ -20,7 +20,7 @@ UNIQDLIBEXECDIR := /usr/lib/uniqd
 PERSIST_UNITS := packaging/uniqd-persist.service packaging/uniqd-persist-save.service \
 	packaging/uniqd-persist-save.timer
 
-MAN_PAGES := $(wildcard Documentation/man/*.[1348])
+MAN_PAGES := $(wildcard Documentation/man/*.[134578])
 MAN_SECTIONS := $(sort $(subst .,,$(suffix $(MAN_PAGES))))
 
 .PHONY: install install-user install-man install-udev install-modules-load install-persist uninstall

@@ -142,6 +142,23 @@ install-user: install-lib install-headers
 # under PREFIX, so that pkg-config --define-prefix and sysroots work.
 pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(patsubst $(PREFIX),$${prefix},$(1)))
 
+# find_package(uniqd): uniqdConfig.cmake and uniqdConfigVersion.cmake in
+# $(LIBDIR)/cmake/uniqd, with the headers' and the library's directories
+# relative to it (tools/libuniqd/cmake/*.in).
+CMAKECONFIGDIR ?= $(LIBDIR)/cmake/uniqd
+LIBUNIQD_POINTER_SIZE := $(shell echo __SIZEOF_POINTER__ | $(CC) -E -P - | tail -n 1)
+cmake_rel = $(shell realpath -m -s --relative-to=$(CMAKECONFIGDIR) $(1))
+define cmake_config
+	sed -e 's|@VERSION@|$(UNIQD_VERSION)|g' \
+	    -e 's|@VERSION_MAJOR@|$(word 1,$(UNIQD_VERSION_WORDS))|g' \
+	    -e 's|@SOVERSION@|$(LIBUNIQD_SOVERSION)|g' \
+	    -e 's|@SIZEOF_VOID_P@|$(LIBUNIQD_POINTER_SIZE)|g' \
+	    -e 's|@REL_INCLUDEDIR@|$(call cmake_rel,$(INCLUDEDIR))|g' \
+	    -e 's|@REL_LIBDIR@|$(call cmake_rel,$(LIBDIR))|g' \
+	    $(LIBUNIQD_DIR)/cmake/$(1).cmake.in > $(DESTDIR)$(CMAKECONFIGDIR)/$(1).cmake
+	chmod 0644 $(DESTDIR)$(CMAKECONFIGDIR)/$(1).cmake
+endef
+
 install-lib: lib
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR)
 	$(INSTALL) -m 0644 $(LIBUNIQD_A) $(DESTDIR)$(LIBDIR)/
@@ -154,6 +171,9 @@ install-lib: lib
 	    -e 's|@VERSION@|$(UNIQD_VERSION)|' \
 	    $(LIBUNIQD_DIR)/libuniqd.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libuniqd.pc
 	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/libuniqd.pc
+	$(INSTALL) -d $(DESTDIR)$(CMAKECONFIGDIR)
+	$(call cmake_config,uniqdConfig)
+	$(call cmake_config,uniqdConfigVersion)
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && [ -x $(LDCONFIG) ]; then \
 		echo "$(LDCONFIG)"; $(LDCONFIG); fi
 
@@ -168,6 +188,7 @@ install-headers: $(LIBUNIQD_VERSION_H)
 
 UNINSTALL_FILES += $(LIBDIR)/libuniqd.a $(LIBDIR)/libuniqd.so $(LIBDIR)/$(LIBUNIQD_SONAME) \
 	$(LIBDIR)/$(notdir $(LIBUNIQD_SO)) $(PKGCONFIGDIR)/libuniqd.pc \
+	$(CMAKECONFIGDIR)/uniqdConfig.cmake $(CMAKECONFIGDIR)/uniqdConfigVersion.cmake \
 	$(INCLUDEDIR)/libuniqd.h $(INCLUDEDIR)/uniqd.hpp $(INCLUDEDIR)/libuniqd_version.h \
 	$(INCLUDEDIR)/linux/uniqd.h
 

@@ -50,12 +50,14 @@ declare -A want=(
 	[libuniqd1_${ver}_$arch]="usr/lib/$multi/libuniqd.so.$ver usr/lib/$multi/libuniqd.so.1"
 	[libuniqd-dev_${ver}_$arch]="usr/include/libuniqd.h usr/include/libuniqd_version.h
 		usr/include/linux/uniqd.h usr/lib/$multi/libuniqd.a usr/lib/$multi/libuniqd.so
-		usr/lib/$multi/pkgconfig/libuniqd.pc usr/share/man/man3/libuniqd.3.gz
+		usr/lib/$multi/pkgconfig/libuniqd.pc usr/lib/$multi/cmake/uniqd/uniqdConfig.cmake
+		usr/lib/$multi/cmake/uniqd/uniqdConfigVersion.cmake usr/share/man/man3/libuniqd.3.gz
 		usr/share/man/man3/uniqd_intern.3.gz usr/share/man/man4/uniqd.4.gz"
 	[uniqd-tools_${ver}_$arch]="usr/bin/uniqdctl usr/bin/uniqd-b3sum usr/bin/uniqd-farm
 		usr/share/man/man8/uniqdctl.8.gz usr/share/man/man1/uniqd-b3sum.1.gz
-		usr/share/man/man1/uniqd-farm.1.gz"
-	[uniqd-gcc-plugin_${ver}_$arch]="${gccplugin#/}/uniqd.so"
+		usr/share/man/man1/uniqd-farm.1.gz usr/share/man/man8/uniqd-persist.service.8.gz
+		usr/share/man/man5/uniqd-persist.conf.5.gz usr/share/bash-completion/completions/uniqdctl"
+	[uniqd-gcc-plugin_${ver}_$arch]="${gccplugin#/}/uniqd.so usr/share/man/man7/uniqd.so.7.gz"
 )
 for deb in "${!want[@]}"; do
 	f=$work/$deb.deb

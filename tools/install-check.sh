@@ -5,7 +5,8 @@
 # /usr/local, then /opt/uniqd with install-user), check every expected file,
 # the library's soname and exports, the pkg-config file, compile the README's
 # example against the installed files with pkg-config (shared and static) and
-# run it, render the man pages, and uninstall. One result line per check:
+# with CMake's find_package(uniqd), and run it, render the man pages, and
+# uninstall. One result line per check:
 #
 #   ok host:install.<check>
 #   not ok host:install.<check>: why
@@ -42,8 +43,10 @@ kver=$(find "$d/lib/modules" -mindepth 1 -maxdepth 1 -printf "%f\n" 2>/dev/null 
 missing=()
 for f in "$p/lib/libuniqd.so.$ver" "$p/lib/libuniqd.so.1" "$p/lib/libuniqd.so" \
 	 "$p/lib/libuniqd.a" "$p/lib/pkgconfig/libuniqd.pc" \
+	 "$p/lib/cmake/uniqd/uniqdConfig.cmake" "$p/lib/cmake/uniqd/uniqdConfigVersion.cmake" \
 	 "$p/include/libuniqd.h" "$p/include/uniqd.hpp" "$p/include/linux/uniqd.h" \
 	 "$p/bin/uniqdctl" "$p/bin/uniqd-b3sum" "$p/bin/uniqd-farm" "$p/include/libuniqd_version.h" \
+	 "$p/share/bash-completion/completions/uniqdctl" \
 	 "$p/share/man/man3/libuniqd.3" "$p/share/man/man3/uniqd_intern.3" \
 	 "$p/share/man/man3/uniqd_lookup.3" "$p/share/man/man3/UNIQD_CLASS.3" \
 	 "$p/share/man/man4/uniqd.4" "$p/share/man/man8/uniqdctl.8" \
@@ -56,7 +59,7 @@ for f in "$p/lib/libuniqd.so.$ver" "$p/lib/libuniqd.so.1" "$p/lib/libuniqd.so" \
 	 "$d/lib/modules/$kver/modules.dep"; do
 	[ -e "$f" ] || missing+=("${f#"$d"}")
 done
-for f in "$top"/Documentation/man/*.[1348]; do
+for f in "$top"/Documentation/man/*.[134578]; do
 	n=$(basename "$f")
 	[ -e "$p/share/man/man${n##*.}/$n" ] || missing+=("/usr/local/share/man/man${n##*.}/$n")
 done
@@ -170,6 +173,58 @@ if [ -x "$work/example" ] &&
 	ok example-links-installed
 else
 	bad example-links-installed "$(LD_LIBRARY_PATH=$p/lib ldd "$work/example" 2>&1 | grep uniqd)"
+fi
+
+# find_package(uniqd) in a tiny CMake project against the staged install:
+# uniqd::uniqd and uniqd::uniqd_static link the example, which runs (to the
+# library's explanation, without /dev/uniqd); versions of another major or
+# newer than this one are refused. cmake_check NAME PREFIX [LIBDIR].
+cmake_check() {
+	local name=$1 prefix=$2 libdir=${3:-$2/lib} cw=$work/cmake-$1 out
+	mkdir -p "$cw/src"
+	cp "$ex" "$cw/src/example.c"
+	cat >"$cw/src/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.13)
+project(uniqd_user C)
+find_package(uniqd ${WANT} REQUIRED)
+add_executable(example example.c)
+target_link_libraries(example PRIVATE uniqd::uniqd)
+add_executable(example_static example.c)
+target_link_libraries(example_static PRIVATE uniqd::uniqd_static)
+CMAKE
+	if ! cmake -S "$cw/src" -B "$cw/b" -DWANT=1.0 -DCMAKE_PREFIX_PATH="$prefix" \
+		>"$cw/log" 2>&1 || ! cmake --build "$cw/b" >>"$cw/log" 2>&1; then
+		bad "cmake.$name" "$(grep -m 2 -iE 'error|uniqd' "$cw/log" | tr '\n' ' ')"
+		return
+	fi
+	out=$(LD_LIBRARY_PATH=$libdir "$cw/b/example" 2>&1)
+	if [[ $out != "open /dev/uniqd: "* ]] && [ ! -e /dev/uniqd ]; then
+		bad "cmake.$name" "the example built with uniqd::uniqd: $out"
+	elif ! LD_LIBRARY_PATH=$libdir ldd "$cw/b/example" | grep -q "libuniqd.so.1 => $libdir/libuniqd.so.1"; then
+		bad "cmake.$name" "the example does not load $libdir/libuniqd.so.1"
+	elif ldd "$cw/b/example_static" 2>&1 | grep -q libuniqd; then
+		bad "cmake.$name" "uniqd::uniqd_static linked the shared library"
+	elif cmake -S "$cw/src" -B "$cw/b2" -DWANT=2 -DCMAKE_PREFIX_PATH="$prefix" >"$cw/log2" 2>&1 ||
+	     cmake -S "$cw/src" -B "$cw/b3" -DWANT="${ver%%.*}.99" -DCMAKE_PREFIX_PATH="$prefix" \
+		>>"$cw/log2" 2>&1; then
+		bad "cmake.$name" "find_package(uniqd 2) or (uniqd ${ver%%.*}.99) accepted $ver"
+	else
+		ok "cmake.$name"
+	fi
+}
+if command -v cmake >/dev/null; then
+	cmake_check local "$p"
+	# Debian's layout: a multiarch LIBDIR, the config found through it.
+	d3=$work/dest3
+	multi=$(gcc -print-multiarch 2>/dev/null)
+	if make -s -C "$top" "$@" install-lib install-headers DESTDIR="$d3" PREFIX=/usr \
+		LIBDIR="/usr/lib/${multi:-x86_64-linux-gnu}" >"$work/install3.log" 2>&1; then
+		cmake_check multiarch "$d3/usr" "$d3/usr/lib/${multi:-x86_64-linux-gnu}"
+	else
+		bad cmake.multiarch "install-lib with a multiarch LIBDIR: see $work/install3.log"
+	fi
+else
+	bad cmake "no cmake (tools/deps.sh installs it)"
 fi
 
 # Man pages: each renders without a groff warning; the .so links resolve.

@@ -7,11 +7,12 @@
  * back to their content and gives equal content one handle, as a uniqd
  * pool would. tools/testing/plugin-check.sh drives it.
  *
- *	layouts_replay [--json] [--strict] LOG...    the report, its exit status
+ *	layouts_replay [--json|--format=FMT] [--strict] LOG...  the report, its exit status
  *	layouts_replay --print LOG                  CLASS<TAB>CONTENT per line
  */
 #include <stdbool.h>
 
+#include "../../tools/uniqdctl/json.c"
 #include "../../tools/uniqdctl/layouts.c"
 
 struct entry {
@@ -243,14 +244,17 @@ int main(int argc, char **argv)
 	}
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--json"))
-			o.json = true;
+			o.format = LAYOUTS_JSON;
+		else if (!strncmp(argv[i], "--format=", 9) &&
+			 !layouts_format_parse(argv[i] + 9, &o.format))
+			;
 		else if (!strcmp(argv[i], "--strict"))
 			o.strict = true;
 		else
 			break;
 	}
 	if (i == argc) {
-		fprintf(stderr, "usage: layouts_replay [--json] [--strict] LOG...\n"
+		fprintf(stderr, "usage: layouts_replay [--json] [--format=FMT] [--strict] LOG...\n"
 			"       layouts_replay --print LOG\n");
 		return EXIT_ERROR;
 	}

@@ -176,7 +176,7 @@ int main(void)
 
 	th_case("commands for every node, from any seed") {
 		snprintf(seed, sizeof(seed), "127.0.0.1:%d", port0 + 2);
-		CHECK_OK(fc_connect(&cl, seed));
+		CHECK_OK(fc_connect(&cl, seed, NULL, NULL));
 		set_cmds(cmds, "SET");
 		CHECK_OK(fc_run(&cl, cmds, KEYS));
 		for (int i = 0; i < KEYS; i++) {
@@ -188,7 +188,7 @@ int main(void)
 		CHECK(nodes_used[0] && nodes_used[1] && nodes_used[2], "not every node was used");
 		fc_close(&cl);
 		snprintf(seed, sizeof(seed), "127.0.0.1:%d", port0);
-		CHECK_OK(fc_connect(&cl, seed));
+		CHECK_OK(fc_connect(&cl, seed, NULL, NULL));
 		set_cmds(cmds, "GET");
 		CHECK_OK(fc_run(&cl, cmds, KEYS));
 		CHECK(all_got(cmds), "a GET did not return its SET");

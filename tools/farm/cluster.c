@@ -95,6 +95,22 @@ static redisContext *node_ctx(struct fc_cluster *cl, int i)
 		return NULL;
 	}
 	redisSetTimeout(nd->c, tmo);
+	if (cl->pass) {
+		/* Redis 6 ACLs: AUTH user pass; the default user: AUTH pass. */
+		redisReply *r = cl->user ? redisCommand(nd->c, "AUTH %s %s", cl->user, cl->pass) :
+					   redisCommand(nd->c, "AUTH %s", cl->pass);
+
+		if (!r || r->type == REDIS_REPLY_ERROR) {
+			snprintf(cl->err, sizeof(cl->err), "%s:%d: AUTH%s%s: %s", nd->host,
+				 nd->port, cl->user ? " as " : "", cl->user ? cl->user : "",
+				 r ? r->str : nd->c->errstr);
+			if (r)
+				freeReplyObject(r);
+			node_drop(nd);
+			return NULL;
+		}
+		freeReplyObject(r);
+	}
 	return nd->c;
 }
 
@@ -157,13 +173,15 @@ static int slots_load(struct fc_cluster *cl)
 	return -1;
 }
 
-int fc_connect(struct fc_cluster *cl, const char *server)
+int fc_connect(struct fc_cluster *cl, const char *server, const char *user, const char *pass)
 {
 	char host[64];
 	const char *colon = strrchr(server, ':');
 	int port = 6379;
 
 	memset(cl, 0, sizeof(*cl));
+	cl->user = user;
+	cl->pass = pass;
 	cl->owner = malloc(SLOTS * sizeof(*cl->owner));
 	if (!cl->owner)
 		return -1;

@@ -23,6 +23,8 @@ struct fc_cluster {
 	struct fc_node nodes[FC_NODES_MAX];
 	int n;
 	unsigned short *owner;	/* slot -> index in nodes[] */
+	const char *user;	/* AUTH [user] pass on each connection; NULL: default */
+	const char *pass;	/* NULL: no AUTH */
 	char err[256];		/* the last failure, for the message */
 };
 
@@ -37,7 +39,9 @@ struct fc_cmd {
 };
 
 unsigned int fc_slot(const char *key, size_t n);
-int fc_connect(struct fc_cluster *cl, const char *server);
+/* Connect through SERVER, sending AUTH [USER] PASS on every connection
+ * when PASS is not NULL (USER NULL: the default user, as redis-cli -a). */
+int fc_connect(struct fc_cluster *cl, const char *server, const char *user, const char *pass);
 void fc_close(struct fc_cluster *cl);
 /* Every command answered (replies may be Redis errors): 0; else -1, cl->err says why. */
 int fc_run(struct fc_cluster *cl, struct fc_cmd *cmds, size_t n);

@@ -4,8 +4,11 @@
  * Redis Cluster, by each entry's DIGEST, the one identity a handle has
  * beyond its machine (Documentation/design.rst, "Beyond one machine").
  *
- *   uniqd-farm [-s HOST:PORT] [-p POOL] push MACHINE
- *   uniqd-farm [-s HOST:PORT] [-p POOL] pull MACHINE [MAP]
+ *   uniqd-farm [-s HOST:PORT] [-p POOL] [--user U] [--pass P] push MACHINE
+ *   uniqd-farm [-s HOST:PORT] [-p POOL] [--user U] [--pass P] pull MACHINE [MAP]
+ *
+ * AUTH [user] pass goes on every connection when a password is given
+ * (--pass, else REDISCLI_AUTH, as redis-cli takes them).
  *
  * What the cluster holds:
  *   uniqd:e:<digest, hex>   le32(class name length) | class name | content:
@@ -67,17 +70,34 @@ static void die(const char *fmt, ...)
 	exit(3);
 }
 
-static void usage(void)
+/* --help: the text on standard output, exit 0; a usage error: on standard
+ * error, exit 2. */
+static void usage(FILE *f, int status)
 {
-	fprintf(stderr,
-		"usage: %s [-s HOST:PORT] [-p POOL] push MACHINE\n"
-		"       %s [-s HOST:PORT] [-p POOL] pull MACHINE [MAP]\n"
+	fprintf(f,
+		"usage: %s [options] push MACHINE\n"
+		"       %s [options] pull MACHINE [MAP]\n"
+		"\n"
+		"push: send what this machine's pool gained since its last push to the\n"
+		"cluster, as MACHINE's. pull: fetch MACHINE's entries, check each against\n"
+		"its digest, intern them all (or none) and write 'REMOTE LOCAL' handle\n"
+		"pairs to MAP (default standard output).\n"
+		"\n"
+		"options:\n"
 		"  -s, --server HOST:PORT  a node of the cluster (default 127.0.0.1:6379)\n"
 		"  -p, --pool NAME         the pool (default $UNIQD_POOL, else \"default\")\n"
 		"  -r, --refs LIST         pull: the classes whose records are handles,\n"
-		"                          translated (default gcc.use; '': none)\n",
+		"                          translated (default gcc.use; '': none)\n"
+		"      --user USER         the Redis ACL user to AUTH as (needs a password)\n"
+		"  -a, --pass PASSWORD     AUTH [USER] PASSWORD on each connection; the\n"
+		"                          environment's REDISCLI_AUTH is safer (another\n"
+		"                          user's ps(1) shows a command line)\n"
+		"  -h, --help              this text\n"
+		"  -V, --version           the version\n"
+		"\n"
+		"Exit status: 0 ok, 2 usage, 3 failed (the message says why).\n",
 		prog, prog);
-	exit(2);
+	exit(status);
 }
 
 static void hexify(const uint8_t *d, char *out)
@@ -519,16 +539,20 @@ int main(int argc, char **argv)
 		{ "server", required_argument, NULL, 's' },
 		{ "pool", required_argument, NULL, 'p' },
 		{ "refs", required_argument, NULL, 'r' },
+		{ "user", required_argument, NULL, 'U' },
+		{ "pass", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	const char *user = NULL, *pass = NULL;
 	struct fc_cluster cl;
 	int c, rc;
 
 	pool_name = getenv("UNIQD_POOL");
 	if (!pool_name || !*pool_name)
 		pool_name = "default";
-	while ((c = getopt_long(argc, argv, "+s:p:r:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+s:p:r:a:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			server = optarg;
@@ -539,20 +563,44 @@ int main(int argc, char **argv)
 		case 'r':
 			refs = optarg;
 			break;
+		case 'U':
+			user = optarg;
+			break;
+		case 'a':
+			pass = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		case 'V':
+			printf("uniqd-farm %s (libuniqd %s)\n", UNIQD_VERSION, uniqd_version());
+			return 0;
 		default:
-			usage();
+			usage(stderr, 2);
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (argc < 2 || (strcmp(argv[0], "push") && strcmp(argv[0], "pull")) ||
 	    argc > (strcmp(argv[0], "pull") ? 2 : 3))
-		usage();
+		usage(stderr, 2);
+	/* As redis-cli: --pass (-a) first, else REDISCLI_AUTH; --user needs one. */
+	if (!pass && getenv("REDISCLI_AUTH") && *getenv("REDISCLI_AUTH"))
+		pass = getenv("REDISCLI_AUTH");
+	if (user && !pass) {
+		fprintf(stderr, "%s: --user %s needs a password (--pass or REDISCLI_AUTH)\n",
+			prog, user);
+		exit(2);
+	}
 	if (!*pool_name || strlen(pool_name) > UNIQD_POOL_NAME_MAX ||
 	    strchr(pool_name, '}'))
 		die("a pool name is 1 to %d bytes without '}'", UNIQD_POOL_NAME_MAX);
-	if (fc_connect(&cl, server))
-		die("%s: %s", server, cl.err);
+	if (fc_connect(&cl, server, user, pass))
+		die("%s: %s%s", server, cl.err,
+		    strstr(cl.err, "NOAUTH") ? " (the cluster wants a password: --pass, or "
+						"REDISCLI_AUTH, and --user for an ACL user)" :
+		    strstr(cl.err, "WRONGPASS") || strstr(cl.err, "AUTH") ?
+						" (check --user and --pass or REDISCLI_AUTH)" : "");
 	if (!strcmp(argv[0], "push"))
 		rc = cmd_push(&cl, argv[1]);
 	else

@@ -59,9 +59,35 @@ const ggc_root_tab roots[] = {
 struct plugin_info info = {
 	UNIQD_VERSION,
 	"interns identifiers and struct layouts into a uniqd pool; arguments "
-	"pool=NAME table=uniqd|private|none log=FILE stats=FILE "
+	"pool=NAME table=uniqd|private|none log=FILE stats=FILE quiet[=1|0] "
 	"(see Documentation/gcc-plugin.rst)",
 };
+
+/* quiet: no value (-fplugin-arg-uniqd-quiet) or 1 is on, 0 off; -1 for
+ * another value. */
+int parse_quiet(const char *value)
+{
+	if (!value || !strcmp(value, "1"))
+		return 1;
+	if (!strcmp(value, "0"))
+		return 0;
+	return -1;
+}
+
+/* Whether the build asked for no "compiling without uniqd" line: the
+ * environment's UNIQD_PLUGIN_QUIET (1 or 0; empty is unset), then the
+ * command line over it. A value that is neither counts as on here, so that
+ * its own refusal is the only line (set() refuses it). */
+bool quiet_asked(const plugin_name_args *args)
+{
+	const char *v = getenv("UNIQD_PLUGIN_QUIET");
+	bool q = v && *v && parse_quiet(v) != 0;
+
+	for (int i = 0; i < args->argc; i++)
+		if (!strcmp(args->argv[i].key, "quiet"))
+			q = parse_quiet(args->argv[i].value) != 0;
+	return q;
+}
 
 /* Check one setting; false (after giving up) when it is invalid. */
 bool set(const char *key, const char *value, const char *spelled)
@@ -70,13 +96,13 @@ bool set(const char *key, const char *value, const char *spelled)
 
 	if (k == "pool" || k == "table" || k == "log" || k == "stats") {
 		if (!value || !*value) {
-			uq_give_up(std::string(spelled) + " needs a value");
+			uq_give_up(std::string(spelled) + " needs a value", true);
 			return false;
 		}
 	}
 	if (k == "pool") {
 		if (strlen(value) > 255) {
-			uq_give_up(std::string(spelled) + ": a pool name is at most 255 bytes");
+			uq_give_up(std::string(spelled) + ": a pool name is at most 255 bytes", true);
 			return false;
 		}
 		cfg.pool = value;
@@ -89,15 +115,21 @@ bool set(const char *key, const char *value, const char *spelled)
 			cfg.table = uq_table_kind::none;
 		else {
 			uq_give_up(std::string(spelled) + "=" + value +
-				   ": the table is uniqd, private or none");
+				   ": the table is uniqd, private or none", true);
 			return false;
 		}
 	} else if (k == "log") {
 		cfg.log = value;
 	} else if (k == "stats") {
 		cfg.stats = value;
+	} else if (k == "quiet") {
+		/* Read by quiet_asked() before anything could give up. */
+		if (parse_quiet(value) < 0) {
+			uq_give_up(std::string(spelled) + "=" + value + ": quiet is 1 or 0", true);
+			return false;
+		}
 	} else {
-		uq_give_up(std::string("unknown argument ") + spelled);
+		uq_give_up(std::string("unknown argument ") + spelled, true);
 		return false;
 	}
 	return true;
@@ -109,11 +141,14 @@ bool configure(const plugin_name_args *args)
 	static const char *const env[][2] = {
 		{ "pool", "UNIQD_PLUGIN_POOL" }, { "table", "UNIQD_PLUGIN_TABLE" },
 		{ "log", "UNIQD_PLUGIN_LOG" }, { "stats", "UNIQD_PLUGIN_STATS" },
+		{ "quiet", "UNIQD_PLUGIN_QUIET" },
 	};
 
 	for (const auto &e : env) {
 		const char *v = getenv(e[1]);
 
+		if (v && !*v && !strcmp(e[0], "quiet"))
+			continue;	/* UNIQD_PLUGIN_QUIET= is unset */
 		if (v && !set(e[0], v, e[1]))
 			return false;
 	}
@@ -248,6 +283,7 @@ int plugin_init(struct plugin_name_args *args, struct plugin_gcc_version *versio
 	plugin_name = args->base_name;
 	uq_unrecord_options(plugin_name);
 	register_callback(plugin_name, PLUGIN_INFO, nullptr, &info);
+	uq_set_quiet(quiet_asked(args));
 
 	/* Returning an error would fail the compilation: give up instead. The
 	 * plugin ABI is GCC's release; Debian's revisions of it stay loadable. */

@@ -37,8 +37,12 @@ struct uq_unit {
 };
 
 /* sink.cc */
-/* Print "uniqd plugin: WHAT; compiling without uniqd" once, then stay off. */
-void uq_give_up(const std::string &what);
+/* Print "uniqd plugin: WHAT; compiling without uniqd" once, then stay off.
+ * Quiet (-fplugin-arg-uniqd-quiet, UNIQD_PLUGIN_QUIET=1) stays off without
+ * the line, except for a bad argument or environment value (ALWAYS): a
+ * mistake in the build's flags is not the machine's lack of uniqd. */
+void uq_give_up(const std::string &what, bool always = false);
+void uq_set_quiet(bool quiet);
 bool uq_off();
 void uq_publish(const uq_config &cfg, const uq_unit &unit);
 

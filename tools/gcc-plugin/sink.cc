@@ -23,6 +23,7 @@
 namespace {
 
 bool given_up;
+bool quiet;	/* uq_set_quiet() */
 uniqd_pool *pool;
 
 enum { C_IDENT, C_UNIT, C_TAG, C_LAYOUT, C_USE, C_COUNT };
@@ -147,11 +148,18 @@ void log_items(std::string &out, const std::vector<uniqd_item> &items)
 
 } // namespace
 
-void uq_give_up(const std::string &what)
+void uq_set_quiet(bool q)
+{
+	quiet = q;
+}
+
+void uq_give_up(const std::string &what, bool always)
 {
 	if (given_up)
 		return;
 	given_up = true;
+	if (quiet && !always)
+		return;
 	fprintf(stderr, "uniqd plugin: %s; compiling without uniqd\n", what.c_str());
 	fflush(stderr);
 }

@@ -275,8 +275,10 @@ static void uq_add_call(struct uq_last *l, size_t *pos)
 	case UQ_CALL_SAVE:
 	case UQ_CALL_RESTORE:
 	case UQ_CALL_MERGE:
+	case UQ_CALL_VERIFY:
 		uq_add(t, n, pos, l->call == UQ_CALL_SAVE ? "save a snapshot" :
 		       l->call == UQ_CALL_RESTORE ? "restore a snapshot" :
+		       l->call == UQ_CALL_VERIFY ? "verify a snapshot" :
 		       "merge a snapshot");
 		if (l->subject_len)
 			uq_add(t, n, pos, " (%.*s%s%llu)", (int)l->subject_len,
@@ -397,6 +399,13 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 	case UQ_CALL_SAVE:
 		if (e == EOPNOTSUPP)
 			HINT("a snapshot is read from the mapped pool: open it without UNIQD_OPEN_NOMAP and UNIQD_NOMAP, with a module that maps pools");
+		break;
+	case UQ_CALL_VERIFY:
+		if (e == EBADMSG)
+			HINT("the file is not a complete, intact uniqd snapshot: restore and merge refuse it");
+		else if (e == EPROTONOSUPPORT)
+			HINT("the snapshot was written in another format version than libuniqd %s reads (%d)",
+			     LIBUNIQD_VERSION_STRING, UNIQD_SNAPSHOT_VERSION);
 		break;
 	case UQ_CALL_RESTORE:
 	case UQ_CALL_MERGE:

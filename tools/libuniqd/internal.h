@@ -50,6 +50,7 @@ enum uq_call {
 	UQ_CALL_SAVE,		/* subject: what went wrong; num: the file offset */
 	UQ_CALL_RESTORE,
 	UQ_CALL_MERGE,
+	UQ_CALL_VERIFY,		/* uq_snapshot_check(), without a device */
 	UQ_CALL_REFS,		/* subject: what is wrong; num: the item */
 	UQ_CALL_ARGS,		/* the library refused the arguments */
 	UQ_CALL_MEMORY,		/* malloc in the library */

@@ -34,6 +34,7 @@
 #include "blake3.h"
 #include "internal.h"
 #include "refs.h"
+#include "snapshot_check.h"
 #include "uniqd_le.h"
 
 #define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -519,6 +520,64 @@ static void uq_snap_info(const struct uq_snap *s, struct uniqd_snapshot_info *in
 	info->classes = s->classes;
 	info->pool_id = s->pool_id;
 	info->version = s->version;
+}
+
+/* ---- verifying a file without a device (snapshot_check.h) ---------------------- */
+
+int uq_snapshot_check(int fd, struct uq_snapshot_header *h, uq_snapshot_class_fn *class_fn,
+		      void *arg)
+{
+	struct uq_snap s;
+	uint64_t off, *entries = NULL, *bytes = NULL;
+
+	if (uq_snap_load(UQ_CALL_VERIFY, fd, &s))
+		return -1;
+	memset(h, 0, sizeof(*h));
+	h->version = s.version;
+	h->flags = s.flags;
+	h->pool_id = s.pool_id;
+	h->classes = s.classes;
+	h->entries = s.entries;
+	h->content_bytes = s.content_bytes;
+	h->class_bytes = s.class_bytes;
+	h->max_bytes = s.max_bytes;
+	h->max_entries = s.max_entries;
+	h->max_classes = s.max_classes;
+	h->mode = s.mode;
+	h->file_bytes = s.size;
+	h->name_len = s.name_len;
+	memcpy(h->name, s.buf + UQ_SNAP_HDR, s.name_len);
+	memcpy(h->checksum, s.buf + s.size - UQ_SNAP_SUM, UQ_SNAP_SUM);
+	if (class_fn && s.classes) {
+		/* uq_snap_load() checked every record: the walks need no bounds. */
+		entries = calloc(s.classes, sizeof(*entries));
+		bytes = calloc(s.classes, sizeof(*bytes));
+		if (!entries || !bytes) {
+			free(entries);
+			free(bytes);
+			free(s.buf);
+			return uq_fail(UQ_CALL_MEMORY, ENOMEM, NULL);
+		}
+		off = s.entries_off;
+		for (uint64_t i = 0; i < s.entries; i++) {
+			uint32_t cls = uq_le_get32(s.buf + off), len = uq_le_get32(s.buf + off + 4);
+
+			entries[cls - 1]++;
+			bytes[cls - 1] += len;
+			off += 8 + len;
+		}
+		off = s.classes_off;
+		for (uint32_t i = 0; i < s.classes; i++) {
+			uint32_t len = uq_le_get32(s.buf + off);
+
+			class_fn(arg, i + 1, s.buf + off + 4, len, entries[i], bytes[i]);
+			off += 4 + len;
+		}
+		free(entries);
+		free(bytes);
+	}
+	free(s.buf);
+	return 0;
 }
 
 /* ---- interning a loaded snapshot ----------------------------------------------- */

@@ -11,7 +11,8 @@
 # dh_auto_test (debian/rules), which it gates. check.sh appends the lines to
 # its results and judges them itself.
 #
-# test_farm_cluster starts three redis-server nodes (and uses redis-cli):
+# test_farm_cluster starts three redis-server nodes, test_farm_auth one
+# with a password (both use redis-cli):
 # without them it is skipped, with a "skip" line that says so and counts
 # (redis-server is in tools/deps.sh and in debian/control's Build-Depends
 # unless the build profile is nocheck).
@@ -24,7 +25,7 @@ emit() { echo "$*" | tee -a "$all"; }
 for t in "$dir"/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
-	if [ "$name" = test_farm_cluster ]; then
+	if [ "$name" = test_farm_cluster ] || [ "$name" = test_farm_auth ]; then
 		missing=
 		for p in redis-server redis-cli; do
 			command -v "$p" >/dev/null || missing+=" $p"

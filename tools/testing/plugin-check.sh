@@ -29,7 +29,7 @@ ok() { echo "ok host:plugin.$1"; }
 bad() { echo "not ok host:plugin.$1: $2"; failed=1; }
 warning_re='^uniqd plugin: .*; compiling without uniqd$'
 
-if [ ! -f "$plugin" ] || [ ! -f "$top/build/gcc-plugin/fake/uniqd.so" ] || [ ! -x "$replay" ]; then
+if [ ! -f "$plugin" ] || [ ! -f "$top/build/gcc-plugin/uniqd_fake.so" ] || [ ! -x "$replay" ]; then
 	bad build "no $plugin, its fake-device twin or $replay (make userspace)"
 	exit 1
 fi
@@ -160,6 +160,82 @@ else
 	bad check.json "$(tail -n 1 "$work/json.err")"
 fi
 
+# GCC's diagnostic form (editors, CI problem matchers), and SARIF 2.1.0.
+"$replay" --format=gcc "$work/a.log" "$work/b.log" >"$work/r.gcc" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -qx 'inc/cfg.h:6: error: struct cfg: ABI mismatch, 2 layouts' "$work/r.gcc" &&
+   grep -qx 'inc/cfg.h:6: note: layout 1 (size=8 align=4) in 1 unit: a.c' "$work/r.gcc" &&
+   grep -qx 'inc/cfg.h:6: note: b.c: layout 2 (size=24 align=8), differs in trace, flags' "$work/r.gcc" &&
+   grep -qx 'inc/stamp.h:7: warning: struct stamp: names-only mismatch, 2 layouts' "$work/r.gcc" &&
+   ! grep -vE '^[^ :]+:[0-9]+: (error|warning|note): |^1 tag with an ABI mismatch' "$work/r.gcc" | grep -q .; then
+	ok check.gcc-format
+else
+	bad check.gcc-format "status $rc: $(head -n 3 "$work/r.gcc" | tr '\n' ' ')"
+fi
+"$replay" --strict --format=gcc "$work/a.log" "$work/b1.log" >"$work/r.gcc" 2>&1
+if [ $? = 1 ] && grep -qx 'inc/stamp.h:7: error: struct stamp: names-only mismatch, 2 layouts' "$work/r.gcc"; then
+	ok check.gcc-format-strict
+else
+	bad check.gcc-format-strict "$(head -n 2 "$work/r.gcc" | tr '\n' ' ')"
+fi
+
+"$replay" --format=sarif "$work/a.log" "$work/b.log" >"$work/r.sarif" 2>"$work/sarif.err"
+rc=$?
+if [ $rc = 1 ] && python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] == "2.1.0" and "sarif-schema-2.1.0" in d["$schema"], d.get("version")
+assert len(d["runs"]) == 1
+run = d["runs"][0]
+drv = run["tool"]["driver"]
+assert drv["name"] and drv["version"], drv
+rules = {r["id"] for r in drv["rules"]}
+res = {}
+for r in run["results"]:
+    assert set(r) >= {"ruleId", "level", "message", "locations"}, r.keys()
+    assert r["ruleId"] in rules and r["level"] in ("error", "warning", "note"), r
+    assert isinstance(r["message"]["text"], str) and r["message"]["text"]
+    for loc in r["locations"] + r.get("relatedLocations", []):
+        pl = loc["physicalLocation"]
+        assert isinstance(pl["artifactLocation"]["uri"], str)
+        if "region" in pl:
+            assert isinstance(pl["region"]["startLine"], int) and pl["region"]["startLine"] >= 1
+    pl = r["locations"][0]["physicalLocation"]
+    res[(pl["artifactLocation"]["uri"], pl["region"]["startLine"])] = (r["ruleId"], r["level"])
+assert res == {("inc/cfg.h", 6): ("uniqd-layout-abi", "error"),
+               ("inc/stamp.h", 7): ("uniqd-layout-names", "warning")}, res
+rel = [l["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"] for l in r["relatedLocations"]]
+assert rel == ["b.c", "b.c"], rel' "$work/r.sarif" 2>"$work/sarif.err"; then
+	ok check.sarif
+else
+	bad check.sarif "status $rc: $(tail -n 1 "$work/sarif.err")"
+fi
+
+# Units that published no layout are counted and named, with why: C++, and
+# preprocessed source without line markers (every type is the unit's own).
+gcc -E -P a.c >"$work/pp.i"
+cc_plugin table=private log="$work/pp.log" -- -c "$work/pp.i" -o "$work/pp.o"
+"$replay" "$work/pp.log" >"$work/r.out" 2>"$work/r.err"
+if [ $? = 0 ] && grep -q "the plugin saw 1 unit and none published a layout" "$work/r.err" &&
+   grep -q "pp.i: preprocessed source: without line markers" "$work/r.err" &&
+   ! grep -q 'was the build.s gcc given' "$work/r.err"; then
+	ok check.no-layouts
+else
+	bad check.no-layouts "$(head -n 2 "$work/r.err" | tr '\n' ' ')"
+fi
+printf '#include "inc/cfg.h"\nint g(struct cfg *c) { return c->id; }\n' >"$work/lo.cc"
+cc_plugin table=private log="$work/lo.log" -- -I. -x c++ -c "$work/lo.cc" -o "$work/lo.o"
+"$replay" --json "$work/a.log" "$work/pp.log" "$work/lo.log" >"$work/r.json" 2>"$work/r.err"
+if [ $? = 0 ] && grep -q "2 of the 3 units the plugin saw published no layout" "$work/r.err" &&
+   grep -q "lo.cc: C++" "$work/r.err" && python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["units"] == 1 and d["units_seen"] == 3, d
+assert sorted(l["unit"].rsplit("/", 1)[-1] for l in d["left_out"]) == ["lo.cc", "pp.i"], d["left_out"]' \
+	"$work/r.json"; then
+	ok check.left-out
+else
+	bad check.left-out "$(head -n 2 "$work/r.err" | tr '\n' ' ')"
+fi
+
 # ---- the same objects ------------------------------------------------------------
 # -g records the command line (DW_AT_producer) and -flto streams it: the
 # plugin keeps its own options out of both.
@@ -218,16 +294,16 @@ else
 fi
 
 # ---- table=uniqd, on the fake device ----------------------------------------------
-# build/gcc-plugin/fake/uniqd.so is the plugin with tests/native/fake/ in
+# build/gcc-plugin/uniqd_fake.so is the plugin with tests/native/fake/ in
 # place of /dev/uniqd (one pool per compiler process, created by
 # tests/native/fake/gcc_plugin_fake.c): the uniqd path natively. The real device
 # is the VM's (tests/layouts_check.c, and the compiler guest).
-fake=$top/build/gcc-plugin/fake/uniqd.so
+fake=$top/build/gcc-plugin/uniqd_fake.so
 fake_cc() {
-	UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd-pool=fp "$@" 2>"$work/err"
+	UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd_fake-pool=fp "$@" 2>"$work/err"
 }
 rm -f "$work/u.log" "$work/u.stats"
-fake_cc -fplugin-arg-uniqd-log="$work/u.log" -fplugin-arg-uniqd-stats="$work/u.stats" \
+fake_cc -fplugin-arg-uniqd_fake-log="$work/u.log" -fplugin-arg-uniqd_fake-stats="$work/u.stats" \
 	-c -O2 a.c -o "$work/p.o"
 rc=$?
 "$replay" --print "$work/u.log" >"$work/u.txt" 2>&1
@@ -250,7 +326,7 @@ fi
 
 # A full pool (EDQUOT) and a missing pool: one line, the same object.
 rm -f "$work/q.stats"
-UNIQD_FAKE_MAX_ENTRIES=100 fake_cc -fplugin-arg-uniqd-stats="$work/q.stats" -Werror -c -O2 a.c \
+UNIQD_FAKE_MAX_ENTRIES=100 fake_cc -fplugin-arg-uniqd_fake-stats="$work/q.stats" -Werror -c -O2 a.c \
 	-o "$work/p.o"
 rc=$?
 if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
@@ -260,7 +336,7 @@ if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
 else
 	bad uniqd.pool-full "status $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
 fi
-UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd-pool=other -Werror -c -O2 a.c \
+UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd_fake-pool=other -Werror -c -O2 a.c \
 	-o "$work/p.o" 2>"$work/err"
 rc=$?
 if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
@@ -270,6 +346,43 @@ if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = 1 ] &&
 else
 	bad uniqd.no-pool "status $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
 fi
+
+# Quiet: no line when uniqd is not there (-fplugin-arg-uniqd-quiet, or
+# UNIQD_PLUGIN_QUIET=1 for a build whose flags cannot change; the command
+# line wins), but a mistake in the flags is still said. The same object.
+quiet_case() {
+	local name=$1 lines=$2 re=$3
+	shift 3
+	"$@" -Werror -c -O2 -g a.c -o "$work/p.o" 2>"$work/err"
+	local rc=$?
+	gcc -c -O2 -g a.c -o "$work/ref.o"
+	if [ $rc = 0 ] && [ "$(wc -l <"$work/err")" = "$lines" ] && { [ -z "$re" ] || grep -qE "$re" "$work/err"; } &&
+	   cmp -s "$work/ref.o" "$work/p.o"; then
+		ok "quiet.$name"
+	else
+		bad "quiet.$name" "status $rc, $(wc -l <"$work/err") lines: $(head -n 2 "$work/err" | tr '\n' ' ')"
+	fi
+}
+quiet_case argument 0 '' env UNIQD_FAKE_POOL=fp gcc -fplugin="$fake" -fplugin-arg-uniqd_fake-pool=other \
+	-fplugin-arg-uniqd_fake-quiet
+quiet_case environment 0 '' env UNIQD_FAKE_POOL=fp UNIQD_PLUGIN_QUIET=1 gcc -fplugin="$fake" \
+	-fplugin-arg-uniqd_fake-pool=other
+quiet_case overridden 1 "^uniqd plugin: attach to pool 'other': .*; compiling without uniqd$" \
+	env UNIQD_FAKE_POOL=fp UNIQD_PLUGIN_QUIET=1 gcc -fplugin="$fake" -fplugin-arg-uniqd_fake-pool=other \
+	-fplugin-arg-uniqd_fake-quiet=0
+quiet_case empty-environment 1 "^uniqd plugin: attach to pool 'other': " \
+	env UNIQD_FAKE_POOL=fp UNIQD_PLUGIN_QUIET= gcc -fplugin="$fake" -fplugin-arg-uniqd_fake-pool=other
+quiet_case bad-argument 1 '^uniqd plugin: unknown argument -fplugin-arg-uniqd-bogus; compiling without uniqd$' \
+	gcc -fplugin="$plugin" -fplugin-arg-uniqd-quiet -fplugin-arg-uniqd-bogus=1
+quiet_case bad-value 1 '^uniqd plugin: -fplugin-arg-uniqd-quiet=maybe: quiet is 1 or 0; compiling without uniqd$' \
+	gcc -fplugin="$plugin" -fplugin-arg-uniqd-quiet=maybe
+quiet_case bad-environment 1 '^uniqd plugin: UNIQD_PLUGIN_QUIET=yes: quiet is 1 or 0; compiling without uniqd$' \
+	env UNIQD_PLUGIN_QUIET=yes gcc -fplugin="$plugin"
+# A working plugin, quiet, still publishes (and keeps its options out of -g's object).
+rm -f "$work/qq.stats"
+quiet_case working 0 '' gcc -fplugin="$plugin" -fplugin-arg-uniqd-quiet -fplugin-arg-uniqd-table=private \
+	-fplugin-arg-uniqd-stats="$work/qq.stats"
+[ -s "$work/qq.stats" ] || bad quiet.working-stats "no stats line"
 
 # ---- other ways of compiling ------------------------------------------------------------
 # -fsyntax-only has no FINISH_UNIT: the plugin publishes at FINISH.

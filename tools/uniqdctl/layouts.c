@@ -9,11 +9,17 @@
  * alignment, an offset, a bit size, a type) from a difference in names
  * alone (glibc's struct tm: __tm_gmtoff or tm_gmtoff by feature macros).
  *
+ * Output (--format): the report (text), GCC's diagnostic form
+ * (FILE:LINE: error: ..., for editors and CI problem matchers), JSON, or
+ * SARIF 2.1.0. Notes on standard error say which units the plugin saw
+ * that published no layout, and why.
+ *
  * Exit status: 0 no ABI mismatch, 1 an ABI mismatch (with --strict any
  * mismatch), 2 an error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +27,7 @@
 
 #include "libuniqd.h"
 #include "../gcc-plugin/gcc_keys.h"
+#include "json.h"
 #include "layouts.h"
 
 #define EXIT_MISMATCH	1
@@ -75,15 +82,28 @@ struct ctx {
 	struct report *r;
 	size_t nr;
 	size_t tags, units;
+	uint64_t *used;		/* the units with gcc.use records, sorted, distinct */
+	struct left *left;	/* the gcc.unit entries of the others */
+	size_t nleft, seen;	/* seen: gcc.unit entries in all */
 };
+
+/* A unit the plugin named (gcc.unit) that published no gcc.use record. */
+struct left {
+	char *name;
+	const char *why;
+};
+
+static void oom(void)
+{
+	fprintf(stderr, "uniqdctl: out of memory\n");
+	exit(EXIT_ERROR);
+}
 
 static void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
-	if (!p) {
-		fprintf(stderr, "uniqdctl: out of memory\n");
-		exit(EXIT_ERROR);
-	}
+	if (!p)
+		oom();
 	return p;
 }
 
@@ -378,49 +398,103 @@ static void find(struct ctx *c, struct uses *u)
 		all[i] = u->u[i].unit;
 	qsort(all, u->n, sizeof(*all), cmp_h);
 	for (size_t i = 0; i < u->n; i++)
-		c->units += !i || all[i] != all[i - 1];
-	free(all);
+		if (!i || all[i] != all[i - 1])
+			all[c->units++] = all[i];
+	c->used = all;
 	/* units[] stays: the reports point into it until exit. */
 }
 
-/* ---- output ------------------------------------------------------------------ */
+/* ---- the units left out ------------------------------------------------------ */
 
-static size_t utf8_seq(const unsigned char *s, size_t n)
+static bool ends_with(const char *s, size_t n, const char *suffix)
 {
-	size_t len = s[0] >= 0xf0 && s[0] < 0xf5 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+	size_t k = strlen(suffix);
 
-	if (s[0] >= 0xf5 || len > n)
+	return n >= k && !memcmp(s + n - k, suffix, k);
+}
+
+/* Why a unit that the plugin saw published no layout, from its name: the
+ * plugin publishes layouts of C units alone, of types defined in a file
+ * other than the unit's main file as GCC's line map has it. */
+static const char *why_left(const char *name, size_t n)
+{
+	static const char *const cxx[] = { ".cc", ".cp", ".cxx", ".cpp", ".CPP", ".c++", ".C",
+					   ".ii", ".mm", ".M" };
+
+	for (size_t i = 0; i < sizeof(cxx) / sizeof(cxx[0]); i++)
+		if (ends_with(name, n, cxx[i]))
+			return "C++: the plugin publishes no layouts for C++";
+	if (ends_with(name, n, ".i"))
+		return "preprocessed source: without line markers (gcc -E -P) every type is "
+		       "the unit's own";
+	return "no struct, union or enum of a header (or compiled from preprocessed "
+	       "source without line markers)";
+}
+
+static int collect_unit(void *arg, uint64_t handle, uint32_t class_id, const void *data,
+			size_t len)
+{
+	struct ctx *c = arg;
+	struct left *l;
+
+	(void)class_id;
+	c->seen++;
+	if (bsearch(&handle, c->used, c->units, sizeof(*c->used), cmp_h))
 		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
+	c->left = xrealloc(c->left, (c->nleft + 1) * sizeof(*c->left));
+	l = &c->left[c->nleft++];
+	l->name = xrealloc(NULL, len + 1);
+	memcpy(l->name, data, len);
+	l->name[len] = '\0';
+	l->why = why_left(l->name, len);
+	return 0;
 }
 
-/* A JSON string; bytes that are not UTF-8 become U+0080..U+00FF. */
-static void json_bytes(const char *p, size_t n)
+static int cmp_left(const void *a, const void *b)
 {
-	const unsigned char *s = (const unsigned char *)p;
-
-	putchar('"');
-	for (size_t i = 0; i < n;) {
-		size_t l;
-
-		if (s[i] == '"' || s[i] == '\\') {
-			printf("\\%c", s[i++]);
-		} else if (s[i] < 0x20 || s[i] == 0x7f) {
-			printf("\\u%04x", s[i++]);
-		} else if (s[i] < 0x80) {
-			putchar(s[i++]);
-		} else if ((l = utf8_seq(s + i, n - i)) != 0) {
-			fwrite(s + i, 1, l, stdout);
-			i += l;
-		} else {
-			printf("\\u%04x", s[i++]);
-		}
-	}
-	putchar('"');
+	return strcmp(((const struct left *)a)->name, ((const struct left *)b)->name);
 }
+
+/* The pool's gcc.unit entries that published no gcc.use record. */
+static void find_left(struct ctx *c)
+{
+	uint32_t cls = uniqd_class_n(c->pool, GK_CLASS_UNIT, strlen(GK_CLASS_UNIT),
+				     UNIQD_CLASS_FIND);
+
+	if (!cls && errno != ENOENT)
+		die_uniqd("class " GK_CLASS_UNIT);
+	if (cls && uniqd_foreach(c->pool, cls, 0, collect_unit, c) < 0)
+		die_uniqd("walk " GK_CLASS_UNIT);
+	qsort(c->left, c->nleft, sizeof(*c->left), cmp_left);
+}
+
+/* Notes on standard error: what was there to check, and what was not. */
+static void note_left(struct ctx *c, size_t malformed)
+{
+	const char *pool = c->o->pool;
+
+	if (!c->units && !c->seen)
+		fprintf(stderr, "uniqdctl: note: pool '%s' holds no " GK_CLASS_USE " records "
+			"(was the build's gcc given -fplugin=uniqd -fplugin-arg-uniqd-pool=%s?)\n",
+			pool, pool);
+	else if (!c->units)
+		fprintf(stderr, "uniqdctl: note: pool '%s' holds no " GK_CLASS_USE " records: "
+			"the plugin saw %zu unit%s and none published a layout\n", pool, c->seen,
+			c->seen == 1 ? "" : "s");
+	else if (c->nleft)
+		fprintf(stderr, "uniqdctl: note: %zu of the %zu units the plugin saw published no "
+			"layout and are left out:\n", c->nleft, c->seen);
+	for (size_t i = 0; i < c->nleft && i < SHOW_UNITS; i++)
+		fprintf(stderr, "uniqdctl: note:   %s: %s\n", c->left[i].name, c->left[i].why);
+	if (c->nleft > SHOW_UNITS)
+		fprintf(stderr, "uniqdctl: note:   and %zu more (--json lists them)\n",
+			c->nleft - SHOW_UNITS);
+	if (malformed)
+		fprintf(stderr, "uniqdctl: note: %zu " GK_CLASS_USE " records are not %d bytes; "
+			"skipped\n", malformed, GK_USE_LEN);
+}
+
+/* ---- output ------------------------------------------------------------------ */
 
 static char *unit_name(struct ctx *c, uint64_t h)
 {
@@ -429,17 +503,271 @@ static char *unit_name(struct ctx *c, uint64_t h)
 	return resolve(c, h, &len);
 }
 
-static const char mark_char[] = { ' ', '~', '!' };
+/* Where a tag was defined: "struct cfg@inc/cfg.h:6" is the type "struct cfg"
+ * at line 6 of inc/cfg.h. 0 when TEXT is not of that form. */
+struct where {
+	const char *type, *file;
+	int type_len, file_len;
+	unsigned long line;
+};
 
-static void print_text(struct ctx *c)
+static int tag_where(const char *text, struct where *w)
+{
+	const char *at = strchr(text, '@'), *colon = strrchr(text, ':');
+	char *end;
+
+	if (!at || !colon || colon < at || colon == at + 1)
+		return 0;
+	w->line = strtoul(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || !w->line)
+		return 0;
+	w->type = text;
+	w->type_len = (int)(at - text);
+	w->file = at + 1;
+	w->file_len = (int)(colon - at - 1);
+	return 1;
+}
+
+/* A finding is an error when it fails the check. */
+static bool fails(const struct ctx *c, const struct report *r)
+{
+	return r->kind == ABI || (c->o->strict && r->kind == NAMES);
+}
+
+static void summary(struct ctx *c)
 {
 	size_t abi = 0, names = 0;
 
 	for (size_t i = 0; i < c->nr; i++) {
+		abi += c->r[i].kind == ABI;
+		names += c->r[i].kind == NAMES;
+	}
+	if (c->nr)
+		printf("%zu tag%s with an ABI mismatch, %zu with names-only differences; ",
+		       abi, abi == 1 ? "" : "s", names);
+	else
+		printf("no tag has more than one layout; ");
+	printf("%zu tag%s, %zu unit%s checked\n", c->tags, c->tags == 1 ? "" : "s", c->units,
+	       c->units == 1 ? "" : "s");
+}
+
+/* The members of L that differ from the first layout: "trace, flags". */
+static void differing(FILE *f, const struct layout *l)
+{
+	const char *sep = "";
+
+	for (size_t k = 0; k < l->n; k++)
+		if (l->m[k].mark != SAME) {
+			fprintf(f, "%s%.*s", sep, l->m[k].name_len, l->m[k].name);
+			sep = ", ";
+		}
+}
+
+static void layout_words(FILE *f, const struct layout *l)
+{
+	if (l->parsed)
+		fprintf(f, "size=%.*s align=%.*s", l->size_len, l->size, l->align_len, l->align);
+	else
+		fprintf(f, "unreadable: %.*s", (int)l->len, l->text);
+}
+
+/* GCC's diagnostic form, as editors and CI problem matchers read it:
+ *	FILE:LINE: error: TYPE: ABI mismatch, N layouts
+ *	FILE:LINE: note: layout 1 (size=8 align=4) in 2 units: a.c c.c
+ *	FILE:LINE: note: b.c: layout 2 (size=24 align=8), differs in trace, flags
+ * one note per unit of each layout but the first (the one most units saw). */
+static void print_gcc(struct ctx *c)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		struct report *r = &c->r[i];
+		struct where w;
+		char *loc;
+
+		if (tag_where(r->text, &w)) {
+			if (asprintf(&loc, "%.*s:%lu", w.file_len, w.file, w.line) < 0)
+				loc = NULL;
+		} else {
+			w.type = r->text;
+			w.type_len = (int)strlen(r->text);
+			loc = strdup("uniqdctl");
+		}
+		if (!loc)
+			oom();
+		printf("%s: %s: %.*s: %s mismatch, %zu layouts\n", loc,
+		       fails(c, r) ? "error" : "warning", w.type_len, w.type,
+		       diff_word[r->kind], r->n);
+		for (size_t j = 0; j < r->n; j++) {
+			struct layout *l = &r->l[j];
+
+			if (!j) {
+				printf("%s: note: layout 1 (", loc);
+				layout_words(stdout, l);
+				printf(") in %zu unit%s:", l->nunits, l->nunits == 1 ? "" : "s");
+				for (size_t k = 0; k < l->nunits && k < SHOW_UNITS; k++) {
+					char *u = unit_name(c, l->units[k]);
+
+					printf(" %s", u);
+					free(u);
+				}
+				if (l->nunits > SHOW_UNITS)
+					printf(" and %zu more", l->nunits - SHOW_UNITS);
+				putchar('\n');
+				continue;
+			}
+			for (size_t k = 0; k < l->nunits && k < SHOW_UNITS; k++) {
+				char *u = unit_name(c, l->units[k]);
+
+				printf("%s: note: %s: layout %zu (", loc, u, j + 1);
+				layout_words(stdout, l);
+				printf(")");
+				if (l->parsed && l->n) {
+					printf(", differs in ");
+					differing(stdout, l);
+				}
+				putchar('\n');
+				free(u);
+			}
+			if (l->nunits > SHOW_UNITS)
+				printf("%s: note: and %zu more units with layout %zu\n", loc,
+				       l->nunits - SHOW_UNITS, j + 1);
+		}
+		free(loc);
+	}
+	summary(c);
+}
+
+/* A file name as a SARIF artifact URI: relative names stay relative (to
+ * the build's directory, %SRCROOT%), absolute ones are file:// URIs;
+ * bytes outside RFC 3986's unreserved set and '/' are percent-encoded. */
+static void json_uri(const char *p, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *s = xrealloc(NULL, 3 * n + 8), *o = s;
+
+	if (n && p[0] == '/')
+		o += sprintf(o, "file://");
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)p[i];
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		    strchr("-._~/", ch)) {
+			*o++ = (char)ch;
+		} else {
+			*o++ = '%';
+			*o++ = hex[ch >> 4];
+			*o++ = hex[ch & 15];
+		}
+	}
+	json_str(stdout, s, (size_t)(o - s));
+	free(s);
+}
+
+static void sarif_location(const char *file, size_t file_len, unsigned long line)
+{
+	printf("{\"physicalLocation\":{\"artifactLocation\":{\"uri\":");
+	json_uri(file, file_len);
+	if (file_len && file[0] != '/')
+		printf(",\"uriBaseId\":\"%%SRCROOT%%\"");
+	printf("}");
+	if (line)
+		printf(",\"region\":{\"startLine\":%lu}", line);
+	printf("}}");
+}
+
+/* SARIF 2.1.0, as GCC 13's -fdiagnostics-format=sarif-file writes it: one
+ * run, one result per tag with more than one layout (rule
+ * uniqd-layout-abi or uniqd-layout-names), located at the tag's
+ * definition, with each unit of another layout than the first as a
+ * related location. */
+static void print_sarif(struct ctx *c)
+{
+	printf("{\"$schema\":\"https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/"
+	       "schemas/sarif-schema-2.1.0.json\",\"version\":\"2.1.0\",\"runs\":[{\"tool\":"
+	       "{\"driver\":{\"name\":\"uniqdctl layouts\",\"version\":\"%s\","
+	       "\"informationUri\":\"https://github.com/uniqd/uniqd\",\"rules\":["
+	       "{\"id\":\"uniqd-layout-abi\",\"shortDescription\":{\"text\":\"units of one build "
+	       "saw a type with layouts that differ in ABI (size, alignment, an offset, a type)\"}},"
+	       "{\"id\":\"uniqd-layout-names\",\"shortDescription\":{\"text\":\"units of one "
+	       "build saw a type whose members differ in names alone\"}}]}},"
+	       "\"originalUriBaseIds\":{\"%%SRCROOT%%\":{\"description\":{\"text\":\"the "
+	       "directory the build compiled from\"}}},"
+	       "\"invocations\":[{\"executionSuccessful\":true}],\"results\":[", UNIQD_VERSION);
+	for (size_t i = 0; i < c->nr; i++) {
+		struct report *r = &c->r[i];
+		struct where w;
+		int id = 0;
+
+		if (!tag_where(r->text, &w)) {
+			w.type = r->text;
+			w.type_len = (int)strlen(r->text);
+			w.file = NULL;
+		}
+		printf("%s{\"ruleId\":\"%s\",\"level\":\"%s\",\"message\":{\"text\":", i ? "," : "",
+		       r->kind == ABI ? "uniqd-layout-abi" : "uniqd-layout-names",
+		       fails(c, r) ? "error" : "warning");
+		{
+			char *m = NULL;
+			size_t mn = 0;
+			FILE *f = open_memstream(&m, &mn);
+
+			if (!f)
+				oom();
+			fprintf(f, "%.*s: %s mismatch, %zu layouts: layout 1 (", w.type_len, w.type,
+				diff_word[r->kind], r->n);
+			layout_words(f, &r->l[0]);
+			fprintf(f, ") in %zu unit%s", r->l[0].nunits, r->l[0].nunits == 1 ? "" : "s");
+			for (size_t j = 1; j < r->n; j++) {
+				fprintf(f, "; layout %zu (", j + 1);
+				layout_words(f, &r->l[j]);
+				fprintf(f, ") in %zu unit%s", r->l[j].nunits,
+					r->l[j].nunits == 1 ? "" : "s");
+				if (r->l[j].parsed && r->l[j].n) {
+					fprintf(f, ", differs in ");
+					differing(f, &r->l[j]);
+				}
+			}
+			fclose(f);
+			json_str(stdout, m, mn);
+			free(m);
+		}
+		printf("},\"locations\":[");
+		if (w.file)
+			sarif_location(w.file, (size_t)w.file_len, w.line);
+		printf("],\"relatedLocations\":[");
+		for (size_t j = 1; j < r->n; j++)
+			for (size_t k = 0; k < r->l[j].nunits; k++) {
+				char *u = unit_name(c, r->l[j].units[k]);
+				char *msg;
+
+				printf("%s{\"id\":%d,", id ? "," : "", id);
+				id++;
+				/* sarif_location's object, with a message */
+				printf("\"physicalLocation\":{\"artifactLocation\":{\"uri\":");
+				json_uri(u, strlen(u));
+				if (u[0] != '/')
+					printf(",\"uriBaseId\":\"%%SRCROOT%%\"");
+				printf("}},\"message\":{\"text\":");
+				if (asprintf(&msg, "%s saw layout %zu of %zu", u, j + 1, r->n) < 0)
+					oom();
+				json_cstr(stdout, msg);
+				printf("}}");
+				free(msg);
+				free(u);
+			}
+		printf("],\"properties\":{\"tag\":");
+		json_cstr(stdout, r->text);
+		printf(",\"handle\":\"0x%016" PRIx64 "\"}}", r->tag);
+	}
+	printf("]}]}\n");
+}
+
+static const char mark_char[] = { ' ', '~', '!' };
+
+static void print_text(struct ctx *c)
+{
+	for (size_t i = 0; i < c->nr; i++) {
 		struct report *r = &c->r[i];
 
-		abi += r->kind == ABI;
-		names += r->kind == NAMES;
 		printf("%s: %s mismatch, %zu layouts\n", r->text, diff_word[r->kind], r->n);
 		for (size_t j = 0; j < r->n; j++) {
 			struct layout *l = &r->l[j];
@@ -465,13 +793,7 @@ static void print_text(struct ctx *c)
 				       l->m[k].name, l->m[k].rest_len, l->m[k].rest);
 		}
 	}
-	if (c->nr)
-		printf("%zu tag%s with an ABI mismatch, %zu with names-only differences; ",
-		       abi, abi == 1 ? "" : "s", names);
-	else
-		printf("no tag has more than one layout; ");
-	printf("%zu tag%s, %zu unit%s checked\n", c->tags, c->tags == 1 ? "" : "s", c->units,
-	       c->units == 1 ? "" : "s");
+	summary(c);
 }
 
 static void print_json(struct ctx *c)
@@ -483,14 +805,14 @@ static void print_json(struct ctx *c)
 		names += c->r[i].kind == NAMES;
 	}
 	printf("{\"pool\":");
-	json_bytes(c->o->pool, strlen(c->o->pool));
+	json_str(stdout, c->o->pool, strlen(c->o->pool));
 	printf(",\"tags\":%zu,\"units\":%zu,\"abi_mismatches\":%zu,\"names_only\":%zu,"
 	       "\"mismatches\":[", c->tags, c->units, abi, names);
 	for (size_t i = 0; i < c->nr; i++) {
 		struct report *r = &c->r[i];
 
 		printf("%s{\"tag\":", i ? "," : "");
-		json_bytes(r->text, strlen(r->text));
+		json_str(stdout, r->text, strlen(r->text));
 		printf(",\"handle\":\"0x%016" PRIx64 "\",\"kind\":\"%s\",\"layouts\":[",
 		       r->tag, diff_word[r->kind]);
 		for (size_t j = 0; j < r->n; j++) {
@@ -498,27 +820,27 @@ static void print_json(struct ctx *c)
 
 			printf("%s{\"handle\":\"0x%016" PRIx64 "\",\"layout\":", j ? "," : "",
 			       l->handle);
-			json_bytes(l->text, l->len);
+			json_str(stdout, l->text, l->len);
 			if (l->parsed) {
 				printf(",\"size\":");
-				json_bytes(l->size, l->size_len);
+				json_str(stdout, l->size, l->size_len);
 				printf(",\"align\":");
-				json_bytes(l->align, l->align_len);
+				json_str(stdout, l->align, l->align_len);
 			}
 			printf(",\"units\":[");
 			for (size_t k = 0; k < l->nunits; k++) {
 				char *u = unit_name(c, l->units[k]);
 
 				printf("%s", k ? "," : "");
-				json_bytes(u, strlen(u));
+				json_str(stdout, u, strlen(u));
 				free(u);
 			}
 			printf("],\"members\":[");
 			for (size_t k = 0; k < l->n; k++) {
 				printf("%s{\"name\":", k ? "," : "");
-				json_bytes(l->m[k].name, l->m[k].name_len);
+				json_str(stdout, l->m[k].name, l->m[k].name_len);
 				printf(",\"member\":");
-				json_bytes(l->m[k].rest, l->m[k].rest_len);
+				json_str(stdout, l->m[k].rest, l->m[k].rest_len);
 				printf(",\"differs\":");
 				if (l->m[k].mark == SAME)
 					printf("null}");
@@ -529,7 +851,31 @@ static void print_json(struct ctx *c)
 		}
 		printf("]}");
 	}
+	/* Appended after "mismatches": readers of the older fields see them where they were. */
+	printf("],\"units_seen\":%zu,\"left_out\":[", c->seen);
+	for (size_t i = 0; i < c->nleft; i++) {
+		printf("%s{\"unit\":", i ? "," : "");
+		json_cstr(stdout, c->left[i].name);
+		printf(",\"why\":");
+		json_cstr(stdout, c->left[i].why);
+		printf("}");
+	}
 	printf("]}\n");
+}
+
+int layouts_format_parse(const char *word, enum layouts_format *f)
+{
+	static const char *const names[] = {
+		[LAYOUTS_TEXT] = "text", [LAYOUTS_GCC] = "gcc", [LAYOUTS_JSON] = "json",
+		[LAYOUTS_SARIF] = "sarif",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(word, names[i])) {
+			*f = (enum layouts_format)i;
+			return 0;
+		}
+	return -1;
 }
 
 int cmd_layouts(const struct layouts_opts *o, int argc, char **argv)
@@ -552,21 +898,17 @@ int cmd_layouts(const struct layouts_opts *o, int argc, char **argv)
 		die_uniqd("class " GK_CLASS_USE);
 	if (cls && uniqd_foreach(c.pool, cls, 0, collect, &u) < 0)
 		die_uniqd("walk " GK_CLASS_USE);
-	if (!u.n)
-		fprintf(stderr, "uniqdctl: note: pool '%s' holds no " GK_CLASS_USE " records "
-			"(was the build's gcc given -fplugin=uniqd -fplugin-arg-uniqd-pool=%s?)\n",
-			o->pool, o->pool);
-	if (u.malformed)
-		fprintf(stderr, "uniqdctl: note: %zu " GK_CLASS_USE " records are not %d bytes; "
-			"skipped\n", u.malformed, GK_USE_LEN);
-
 	find(&c, &u);
-	if (o->json)
-		print_json(&c);
-	else
-		print_text(&c);
+	find_left(&c);
+	note_left(&c, u.malformed);
+	switch (o->format) {
+	case LAYOUTS_TEXT: print_text(&c); break;
+	case LAYOUTS_GCC: print_gcc(&c); break;
+	case LAYOUTS_JSON: print_json(&c); break;
+	case LAYOUTS_SARIF: print_sarif(&c); break;
+	}
 	for (size_t i = 0; i < c.nr; i++)
-		if (c.r[i].kind == ABI || (o->strict && c.r[i].kind == NAMES))
+		if (fails(&c, &c.r[i]))
 			status = EXIT_MISMATCH;
 	fflush(stdout);
 	uniqd_close(c.pool);

@@ -9,12 +9,22 @@
 
 #include <stdbool.h>
 
+enum layouts_format {
+	LAYOUTS_TEXT,		/* the report */
+	LAYOUTS_GCC,		/* FILE:LINE: error: ..., GCC's diagnostic form */
+	LAYOUTS_JSON,
+	LAYOUTS_SARIF,		/* SARIF 2.1.0 */
+};
+
 struct layouts_opts {
 	const char *device;	/* NULL: /dev/uniqd */
 	const char *pool;
-	bool json;
+	enum layouts_format format;
 	bool strict;		/* names-only differences fail too */
 };
+
+/* "text", "gcc", "json" or "sarif" to *F; -1 for another word. */
+int layouts_format_parse(const char *word, enum layouts_format *f);
 
 /* Exit status: 0 no ABI mismatch, 1 an ABI mismatch (or with STRICT any
  * mismatch), 2 an error. */

@@ -4,7 +4,8 @@
  *
  *	uniqdctl [options] COMMAND [ARGS...]
  *
- * Exit status: 0 success; 1 lookup found a key absent; 2 usage error;
+ * Exit status: 0 success; 1 lookup found a key absent (snapshot verify,
+ * info: the file is not a sound snapshot); 2 usage error;
  * 3 a uniqd call failed (the message says which pool, which call, the
  * errno and what to do).
  */
@@ -26,7 +27,9 @@
 #include <linux/uniqd.h>
 
 #include "libuniqd.h"
+#include "snapshot_check.h"
 #include "../gcc-plugin/gcc_keys.h"
+#include "json.h"
 #include "layouts.h"
 
 #define EXIT_ABSENT	1
@@ -51,6 +54,7 @@ static struct {
 	struct uniqd_limits limits;
 	double seconds;
 	const char *refs;	/* merge: classes of handle records */
+	enum layouts_format format;	/* --format (layouts); json also sets json */
 } opt;
 
 static const char *prog = "uniqdctl";
@@ -85,6 +89,9 @@ static void usage(FILE *f)
 "                       then hold it like hold ('-': standard input)\n"
 "  merge FILE [MAP]     intern a snapshot into the pool; write 'OLD NEW' handle\n"
 "                       pairs to MAP (default standard output)\n"
+"  snapshot info FILE   a snapshot's header, pool, counts and classes, after\n"
+"                       verifying all of it (no device needed)\n"
+"  snapshot verify FILE whether FILE is a sound snapshot (exit 1 if not)\n"
 "\n"
 "Without KEY arguments, intern and lookup read keys from standard input, one\n"
 "a line; the argument '-' is all of standard input as one key.\n"
@@ -94,7 +101,10 @@ static void usage(FILE *f)
 "  -c, --class NAME     the class (default $UNIQD_CLASS, else \"default\")\n"
 "  -x, --hex            keys and printed content are hexadecimal\n"
 "      --raw            resolve: write the content bytes alone\n"
-"  -j, --json           print JSON\n"
+"  -j, --json           print JSON (--format=json)\n"
+"      --format FMT     text (default), json; layouts also gcc (FILE:LINE:\n"
+"                       error: ..., as GCC, editors and CI problem matchers\n"
+"                       read it) and sarif (SARIF 2.1.0)\n"
 "  -e, --existing       never create the pool (the default except for\n"
 "                       intern and hold)\n"
 "  -n, --new            fail if the pool exists\n"
@@ -114,7 +124,8 @@ static void usage(FILE *f)
 "\n"
 "A pool lives while a process has it open: 'uniqdctl intern' into a pool it\n"
 "creates frees the pool on exit. Keep one alive with 'uniqdctl hold &'.\n"
-"Exit status: 0 ok, 1 lookup found a key absent, 2 usage, 3 a call failed.\n");
+"Exit status: 0 ok, 1 lookup found a key absent (snapshot: not a sound\n"
+"snapshot; layouts: an ABI mismatch), 2 usage, 3 a call failed.\n");
 }
 
 static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -128,89 +139,6 @@ static void die_usage(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\n(try 'uniqdctl --help')\n");
 	exit(EXIT_USAGE);
-}
-
-/* ---- JSON ----------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at S (of N bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		len = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-static bool is_utf8(const void *p, size_t n)
-{
-	const unsigned char *s = p;
-
-	for (size_t i = 0; i < n;) {
-		size_t l = utf8_len(s + i, n - i);
-
-		if (!l)
-			return false;
-		i += l;
-	}
-	return true;
-}
-
-/* A JSON string of N arbitrary bytes (invalid UTF-8 bytes become U+00XX). */
-static void json_str(FILE *f, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-
-	fputc('"', f);
-	for (size_t i = 0; i < n;) {
-		unsigned char c = s[i];
-		size_t l;
-
-		if (c == '"' || c == '\\') {
-			fprintf(f, "\\%c", c);
-			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			switch (c) {
-			case '\n': fputs("\\n", f); break;
-			case '\t': fputs("\\t", f); break;
-			case '\r': fputs("\\r", f); break;
-			default: fprintf(f, "\\u%04x", c);
-			}
-			i++;
-		} else if ((l = utf8_len(s + i, n - i)) != 0) {
-			fwrite(s + i, 1, l, f);
-			i += l;
-		} else {
-			fprintf(f, "\\u%04x", c);
-			i++;
-		}
-	}
-	fputc('"', f);
-}
-
-static void json_cstr(FILE *f, const char *s)
-{
-	json_str(f, s, strlen(s));
 }
 
 /* ---- text ------------------------------------------------------------------ */
@@ -674,7 +602,7 @@ static int cmd_classes(int argc, char **argv)
 			fputs("}", stdout);
 		} else {
 			printf("%6u %12" PRIu64 "  ", d.class_id, d.entries);
-			if (is_utf8(d.name, d.name_len) && !memchr(d.name, '\n', d.name_len))
+			if (json_is_utf8(d.name, d.name_len) && !memchr(d.name, '\n', d.name_len))
 				fwrite(d.name, 1, d.name_len, stdout);
 			else
 				print_quoted(stdout, d.name, d.name_len);
@@ -702,7 +630,7 @@ static void json_key_head(uniqd_pool *p, uint32_t cls)
 static void json_content(const void *data, size_t len)
 {
 	printf(",\"len\":%zu", len);
-	if (is_utf8(data, len)) {
+	if (json_is_utf8(data, len)) {
 		fputs(",\"content\":", stdout);
 		json_str(stdout, data, len);
 	}
@@ -1159,6 +1087,143 @@ static int cmd_restore(int argc, char **argv)
 	return 0;
 }
 
+/* ---- snapshot info, snapshot verify: a file, no device --------------------- */
+
+static void *memdup_or_null(const void *p, size_t n)
+{
+	void *q = malloc(n ? n : 1);
+
+	return q ? memcpy(q, p, n) : NULL;
+}
+
+struct snap_class {
+	uint32_t id;
+	char *name;
+	size_t name_len;
+	uint64_t entries, bytes;
+};
+
+struct snap_classes {
+	struct snap_class *c;
+	size_t n;
+};
+
+static void snap_class(void *arg, uint32_t id, const void *name, size_t name_len,
+		       uint64_t entries, uint64_t bytes)
+{
+	struct snap_classes *c = arg;
+	struct snap_class *k;
+
+	c->c = realloc(c->c, (c->n + 1) * sizeof(*c->c));
+	if (!c->c || !(name = memdup_or_null(name, name_len)))
+		die_file("read the classes of", "the snapshot");
+	k = &c->c[c->n++];
+	*k = (struct snap_class){ id, (char *)name, name_len, entries, bytes };
+}
+
+static const char *snap_mode(uint32_t mode)
+{
+	return mode & UNIQD_ATTACH_SHARE_ALL ? "shared with all" :
+	       mode & UNIQD_ATTACH_SHARE_GROUP ? "shared with the group" : "private";
+}
+
+/*
+ * snapshot info FILE, snapshot verify FILE: read FILE ('-': standard input)
+ * and verify all of it as restore would, with no device: 0 sound, 1 not a
+ * sound snapshot (EBADMSG, EPROTONOSUPPORT), 3 could not read it.
+ */
+static int cmd_snapshot(int argc, char **argv)
+{
+	struct uq_snapshot_header h;
+	struct snap_classes cls = { 0 };
+	const char *path;
+	bool info;
+	int fd, r, err;
+
+	if (argc != 2 || (strcmp(argv[0], "info") && strcmp(argv[0], "verify")))
+		die_usage("snapshot takes 'info FILE' or 'verify FILE' ('-': standard input)");
+	info = !strcmp(argv[0], "info");
+	path = argv[1];
+	fd = open_snapshot(path);
+	r = uq_snapshot_check(fd, &h, info ? snap_class : NULL, &cls);
+	err = errno;
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (r) {
+		const char *msg = uniqd_last_error();
+
+		fprintf(stderr, "%s: %s: %s\n", prog, path, msg);
+		if (opt.json) {
+			printf("{\"file\":");
+			json_cstr(stdout, path);
+			printf(",\"sound\":false,\"error\":{\"errno\":%d,\"errname\":", err);
+			json_cstr(stdout, uniqd_errname(err));
+			fputs(",\"message\":", stdout);
+			json_cstr(stdout, msg);
+			fputs("}}\n", stdout);
+		}
+		return err == EBADMSG || err == EPROTONOSUPPORT ? 1 : EXIT_FAILED;
+	}
+	if (opt.json) {
+		printf("{\"file\":");
+		json_cstr(stdout, path);
+		printf(",\"sound\":true,\"version\":%u,\"pool\":", h.version);
+		json_str(stdout, h.name, h.name_len);
+		printf(",\"pool_id\":%u,\"mode\":\"%s\",\"classes\":%u,\"class_bytes\":%llu,"
+		       "\"entries\":%llu,\"content_bytes\":%llu,\"max_bytes\":%llu,"
+		       "\"max_entries\":%llu,\"max_classes\":%u,\"file_bytes\":%llu,"
+		       "\"checksum\":\"blake3:", h.pool_id, snap_mode(h.mode), h.classes,
+		       (unsigned long long)h.class_bytes, (unsigned long long)h.entries,
+		       (unsigned long long)h.content_bytes, (unsigned long long)h.max_bytes,
+		       (unsigned long long)h.max_entries, h.max_classes,
+		       (unsigned long long)h.file_bytes);
+		print_hex(stdout, h.checksum, sizeof(h.checksum));
+		printf("\"");
+		if (info) {
+			printf(",\"class_list\":[");
+			for (size_t i = 0; i < cls.n; i++) {
+				printf("%s{\"id\":%u,\"name\":", i ? "," : "", cls.c[i].id);
+				json_str(stdout, cls.c[i].name, cls.c[i].name_len);
+				printf(",\"entries\":%llu,\"content_bytes\":%llu}",
+				       (unsigned long long)cls.c[i].entries,
+				       (unsigned long long)cls.c[i].bytes);
+			}
+			printf("]");
+		}
+		printf("}\n");
+		return 0;
+	}
+	if (!info) {
+		printf("%s: a sound uniqd snapshot of pool ", path);
+		print_quoted(stdout, h.name, h.name_len);
+		printf(" (id %u): %u classes, %llu entries, %llu content bytes; BLAKE3 checksum "
+		       "verified\n", h.pool_id, h.classes, (unsigned long long)h.entries,
+		       (unsigned long long)h.content_bytes);
+		return 0;
+	}
+	printf("%s:\n", path);
+	printf("  format:   uniqd snapshot version %u, %llu bytes\n", h.version,
+	       (unsigned long long)h.file_bytes);
+	printf("  pool:     ");
+	print_quoted(stdout, h.name, h.name_len);
+	printf(", id %u (handles 0x%08x00000001..), %s\n", h.pool_id, h.pool_id, snap_mode(h.mode));
+	printf("  limits:   max_bytes %llu, max_entries %llu, max_classes %u (0: the module's)\n",
+	       (unsigned long long)h.max_bytes, (unsigned long long)h.max_entries, h.max_classes);
+	printf("  counts:   %u classes (%llu name bytes), %llu entries (%llu content bytes)\n",
+	       h.classes, (unsigned long long)h.class_bytes, (unsigned long long)h.entries,
+	       (unsigned long long)h.content_bytes);
+	printf("  checksum: BLAKE3 ");
+	print_hex(stdout, h.checksum, sizeof(h.checksum));
+	printf(", verified\n");
+	for (size_t i = 0; i < cls.n; i++) {
+		printf("  class %u ", cls.c[i].id);
+		print_quoted(stdout, cls.c[i].name, cls.c[i].name_len);
+		printf(": %llu entries, %llu content bytes\n", (unsigned long long)cls.c[i].entries,
+		       (unsigned long long)cls.c[i].bytes);
+	}
+	return 0;
+}
+
 /*
  * LIST's comma-separated class names as a NULL-terminated array; every name
  * points into one copy of LIST, in element 0 (an empty LIST: no name).
@@ -1246,7 +1311,7 @@ int main(int argc, char **argv)
 {
 	enum { O_SHARE_GROUP = 256, O_SHARE_ALL, O_MAX_BYTES, O_MAX_ENTRIES,
 	       O_MAX_CLASSES, O_SECONDS, O_RAW, O_STRICT, O_OWNED, O_OVERRIDE,
-	       O_REFS };
+	       O_REFS, O_FORMAT };
 	static const struct option longopts[] = {
 		{ "pool", required_argument, NULL, 'p' },
 		{ "class", required_argument, NULL, 'c' },
@@ -1266,6 +1331,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, O_SECONDS },
 		{ "strict", no_argument, NULL, O_STRICT },
 		{ "refs", required_argument, NULL, O_REFS },
+		{ "format", required_argument, NULL, O_FORMAT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1289,7 +1355,12 @@ int main(int argc, char **argv)
 		case O_RAW: opt.raw = true; break;
 		case O_STRICT: opt.strict = true; break;
 		case O_REFS: opt.refs = optarg; break;
-		case 'j': opt.json = true; break;
+		case 'j': opt.json = true; opt.format = LAYOUTS_JSON; break;
+		case O_FORMAT:
+			if (layouts_format_parse(optarg, &opt.format))
+				die_usage("--format: '%s' is not text, gcc, json or sarif", optarg);
+			opt.json = opt.format == LAYOUTS_JSON;
+			break;
 		case 'e': opt.existing = true; break;
 		case 'n': opt.create_new = true; break;
 		case O_SHARE_GROUP: opt.share |= UNIQD_OPEN_SHARE_GROUP; break;
@@ -1332,6 +1403,9 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	cmd = argv[optind++];
+	if ((opt.format == LAYOUTS_GCC || opt.format == LAYOUTS_SARIF) && strcmp(cmd, "layouts"))
+		die_usage("--format=%s is for layouts; %s takes text or json",
+			  opt.format == LAYOUTS_GCC ? "gcc" : "sarif", cmd);
 	argc -= optind;
 	argv += optind;
 
@@ -1363,9 +1437,11 @@ int main(int argc, char **argv)
 		return cmd_restore(argc, argv);
 	if (!strcmp(cmd, "merge"))
 		return cmd_merge(argc, argv);
+	if (!strcmp(cmd, "snapshot"))
+		return cmd_snapshot(argc, argv);
 	if (!strcmp(cmd, "layouts"))
 		return cmd_layouts(&(struct layouts_opts){ .device = opt.device, .pool = opt.pool,
-							    .json = opt.json, .strict = opt.strict },
+							    .format = opt.format, .strict = opt.strict },
 				   argc, argv);
 	if (!strcmp(cmd, "help")) {
 		usage(stdout);

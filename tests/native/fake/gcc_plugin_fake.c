@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Linked into build/gcc-plugin/fake/uniqd.so only: the plugin with the fake
+ * Linked into build/gcc-plugin/uniqd_fake.so only: the plugin with the fake
  * /dev/uniqd of tests/native/fake/ in place of the device, so that
  * tools/testing/plugin-check.sh runs table=uniqd natively. The plugin never
  * creates a pool, so this creates UNIQD_FAKE_POOL (held for the life of
