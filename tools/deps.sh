@@ -16,7 +16,9 @@
 # g++ and gcc-12-plugin-dev build the GCC plugin (tools/gcc-plugin/);
 # python3-docutils checks Documentation/ (tools/testing/rst-check.py);
 # libhiredis-dev builds uniqd-farm (tools/farm/), redis-server runs its
-# native test (tests/native/farm_cluster.sh).
+# native test (tests/native/farm_cluster.sh); python3-dev builds the Python
+# package's extension (tools/python/), python3-pytest runs its native test
+# and dh-python packages it (python3-uniqd).
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync util-linux
@@ -25,7 +27,8 @@ want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       linux-source-6.12 build-essential liblmdb-dev
       linux-image-rt-amd64 linux-headers-rt-amd64
       debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs
-      g++ gcc-12-plugin-dev python3-docutils libhiredis-dev redis-server)
+      g++ gcc-12-plugin-dev python3-docutils libhiredis-dev redis-server
+      python3-dev python3-pytest dh-python)
 
 missing=()
 for p in "${want[@]}"; do
