@@ -41,10 +41,9 @@ UNINSTALL_FILES += $(addprefix $(PYTHONDIR)/uniqd/,$(notdir $(PY_EXT) $(PY_FILES
 .PHONY: python install-python
 python: $(PY_EXT) $(PY_FILES)
 
-# Python's headers are not -Wextra clean everywhere: -Wno-missing-field-initializers.
 $(PY_EXT): $(PY_SRC)/_uniqd.c $(LIBUNIQD_HDRS) $(B)/lib/libuniqd.so mk/python.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -Wno-missing-field-initializers -fPIC -shared $(PY_INCLUDES) \
+	$(CC) $(USER_CFLAGS) -fPIC -shared $(PY_INCLUDES) $(LDFLAGS) \
 		-fvisibility=hidden -Wl,-z,relro -Wl,-z,now \
 		$< -L$(B)/lib -luniqd -o $@
 

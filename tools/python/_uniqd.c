@@ -277,7 +277,8 @@ static void hits_clear(PoolObject *self)
 
 /* ---- interning -------------------------------------------------------- */
 
-static PyObject *intern_or_lookup(PoolObject *self, PyObject *args, int lookup)
+static PyObject *intern_or_lookup(PoolObject *self, PyObject *const *args,
+				  Py_ssize_t nargs, int lookup)
 {
 	PyObject *clsarg, *data;
 	struct hit *slot;
@@ -287,8 +288,13 @@ static PyObject *intern_or_lookup(PoolObject *self, PyObject *args, int lookup)
 	uint32_t cls;
 	int err;
 
-	if (!PyArg_ParseTuple(args, lookup ? "OO:lookup" : "OO:intern", &clsarg, &data))
+	if (nargs != 2) {
+		PyErr_Format(PyExc_TypeError, "%s() takes 2 arguments (cls, data), %zd given",
+			     lookup ? "lookup" : "intern", nargs);
 		return NULL;
+	}
+	clsarg = args[0];
+	data = args[1];
 	if (check_open(self) < 0)
 		return NULL;
 	cls = class_arg(self, clsarg);
@@ -317,14 +323,15 @@ static PyObject *intern_or_lookup(PoolObject *self, PyObject *args, int lookup)
 	return PyLong_FromUnsignedLongLong(h);
 }
 
-static PyObject *Pool_intern(PoolObject *self, PyObject *args)
+/* METH_FASTCALL: the hit path parses no tuple. */
+static PyObject *Pool_intern(PoolObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-	return intern_or_lookup(self, args, 0);
+	return intern_or_lookup(self, args, nargs, 0);
 }
 
-static PyObject *Pool_lookup(PoolObject *self, PyObject *args)
+static PyObject *Pool_lookup(PoolObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-	return intern_or_lookup(self, args, 1);
+	return intern_or_lookup(self, args, nargs, 1);
 }
 
 static PyObject *Pool_intern_many(PoolObject *self, PyObject *args, PyObject *kw)
@@ -863,12 +870,12 @@ static PyMethodDef Pool_methods[] = {
 	  "cls(name, *, create=True) -> int: the class id of NAME (cached)" },
 	{ "class_name", (PyCFunction)Pool_class_name, METH_O,
 	  "class_name(cls_id) -> str: the name of a class id" },
-	{ "intern", (PyCFunction)Pool_intern, METH_VARARGS,
+	{ "intern", (PyCFunction)(void (*)(void))Pool_intern, METH_FASTCALL,
 	  "intern(cls, data) -> int: the handle of (cls, data), interned if new" },
 	{ "intern_many", (PyCFunction)(void (*)(void))Pool_intern_many,
 	  METH_VARARGS | METH_KEYWORDS,
 	  "intern_many(cls, keys, *, create=True) -> list: one uniqd_intern_many() call" },
-	{ "lookup", (PyCFunction)Pool_lookup, METH_VARARGS,
+	{ "lookup", (PyCFunction)(void (*)(void))Pool_lookup, METH_FASTCALL,
 	  "lookup(cls, data) -> int | None: the handle if interned" },
 	{ "resolve", (PyCFunction)Pool_resolve, METH_O,
 	  "resolve(handle) -> (cls_id, bytes)" },

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """pytest setup of the uniqd package's native tests (run-pytest.sh).
 
 The package runs on libuniqd built with the fake device of the native tests

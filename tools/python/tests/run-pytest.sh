@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # The Python package's native test (mk/python.mk makes it
 # build/native/test_python): pytest on tools/python/tests/ with the staged

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The uniqd package against the fake device (conftest.py)."""
 import ast
 import ctypes

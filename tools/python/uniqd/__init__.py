@@ -12,7 +12,7 @@
             ...
 
 Errors are uniqd.Error (an OSError) with the errno and libuniqd's sentence
-(uniqd_last_error()). See Documentation/python.rst and uniqd-python(3).
+(uniqd_last_error()). See Documentation/python.rst.
 """
 from ._uniqd import (
     LIBUNIQD_VERSION as LIBUNIQD_VERSION,
