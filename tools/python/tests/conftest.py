@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""pytest setup of the uniqd package's native tests (run-pytest.sh).
+"""pytest setup of the uniqd package's tests.
 
-The package runs on libuniqd built with the fake device of the native tests
-(tests/native/fake/), whose knobs (fk_map, fk_pool_calls()) are reached
-through ctypes. Every test's outcome is appended to $UNIQD_RESULTS in
-native.sh's line format.
+Natively (run-pytest.sh) the package runs on libuniqd built with the fake
+device of the native tests (tests/native/fake/), whose knobs (fk_map) are
+reached through ctypes: $UNIQD_FAKE_LIB names it. In a guest with the module
+loaded (guest-pytest.sh) $UNIQD_PY_REAL=1 runs the same tests on the real
+libuniqd.so.1 and /dev/uniqd; what only the fake can do is skipped there.
+Every test's outcome is appended to $UNIQD_RESULTS in native.sh's line
+format.
 """
 import ctypes
 import itertools
@@ -15,25 +18,38 @@ import pytest
 import uniqd
 
 _names = itertools.count(1)
+REAL = os.environ.get("UNIQD_PY_REAL") == "1"
 
 
 @pytest.fixture(scope="session")
 def fake():
+    """The fake device's library, or None on the real device."""
+    if REAL:
+        return None
     path = os.environ.get("UNIQD_FAKE_LIB")
     if not path:
-        pytest.fail("UNIQD_FAKE_LIB is not set: run the tests through build/native/test_python")
+        pytest.fail("neither UNIQD_FAKE_LIB nor UNIQD_PY_REAL=1: run build/native/test_python")
     return ctypes.CDLL(path)
 
 
 def set_map(fake, on):
-    ctypes.c_int.in_dll(fake, "fk_map").value = 1 if on else 0
+    """Pools the fake creates from now on are mapped (or not)."""
+    if fake is not None:
+        ctypes.c_int.in_dll(fake, "fk_map").value = 1 if on else 0
+
+
+def new_pool(fake, mapped):
+    set_map(fake, mapped)
+    # The real module maps every pool unless asked not to; the fake only
+    # when fk_map is set.
+    return uniqd.Pool(f"py-{os.getpid()}-{next(_names)}", exclusive=True,
+                      map=mapped or fake is not None)
 
 
 @pytest.fixture(params=[True, False], ids=["mapped", "unmapped"])
 def pool(request, fake):
-    """A new pool on the fake device, mapped or not, closed afterwards."""
-    set_map(fake, request.param)
-    p = uniqd.Pool(f"py-{os.getpid()}-{next(_names)}", exclusive=True)
+    """A new pool, mapped or not, closed afterwards."""
+    p = new_pool(fake, request.param)
     set_map(fake, False)
     assert p.mapped == request.param
     yield p
@@ -43,8 +59,8 @@ def pool(request, fake):
 @pytest.fixture
 def mapped_pool(fake):
     """A mapped pool; other attachments made during the test are mapped too."""
-    set_map(fake, True)
-    p = uniqd.Pool(f"py-{os.getpid()}-{next(_names)}", exclusive=True)
+    p = new_pool(fake, True)
+    assert p.mapped
     yield p
     set_map(fake, False)
     p.close()
