@@ -25,8 +25,9 @@
 #include <linux/uniqd.h>
 #include <libuniqd.h>
 
-/* Slots of a pool's table of hits (a power of two). */
-#define PY_HITS	1024
+/* Slots of a pool's table of hits (a power of two); the longest key kept. */
+#define PY_HITS		1024
+#define PY_HIT_MAX_LEN	256
 
 struct hit {
 	PyObject *key;		/* bytes or str, a strong reference; NULL: empty */
@@ -88,17 +89,26 @@ static int check_open(PoolObject *self)
  * buffer. Release with key_release(). */
 struct key {
 	Py_buffer view;
+	PyObject *str;		/* a str whose UTF-8 p is: a strong reference */
 	const char *p;
 	Py_ssize_t n;
 	int has_view;
 };
 
+/* The key stays valid without the GIL while it is held: a buffer export
+ * keeps a bytearray from resizing, and a str (whose UTF-8 is cached in
+ * it) is referenced, in case another thread drops it from a list. */
 static int key_get(PyObject *data, struct key *k)
 {
 	k->has_view = 0;
+	k->str = NULL;
 	if (PyUnicode_Check(data)) {
 		k->p = PyUnicode_AsUTF8AndSize(data, &k->n);
-		return k->p ? 0 : -1;
+		if (!k->p)
+			return -1;
+		Py_INCREF(data);
+		k->str = data;
+		return 0;
 	}
 	if (PyObject_GetBuffer(data, &k->view, PyBUF_SIMPLE) < 0) {
 		PyErr_Format(PyExc_TypeError, "uniqd: a key is bytes, str or a buffer, not %.80s",
@@ -115,6 +125,7 @@ static void key_release(struct key *k)
 {
 	if (k->has_view)
 		PyBuffer_Release(&k->view);
+	Py_CLEAR(k->str);
 }
 
 /* ---- classes ------------------------------------------------------------ */
@@ -215,7 +226,11 @@ static struct hit *hit_slot(PoolObject *self, uint32_t cls, PyObject *key, Py_ha
 {
 	Py_hash_t h;
 
-	if (!PyBytes_CheckExact(key) && !PyUnicode_CheckExact(key))
+	/* Exact types only: comparing them runs no Python code. Not long
+	 * keys, which the table would keep alive (libuniqd caches none above
+	 * 256 bytes either). */
+	if (PyBytes_CheckExact(key) ? PyBytes_GET_SIZE(key) > PY_HIT_MAX_LEN :
+	    !PyUnicode_CheckExact(key) || PyUnicode_GET_LENGTH(key) > PY_HIT_MAX_LEN)
 		return NULL;
 	if (!self->hits) {
 		self->hits = PyMem_Calloc(PY_HITS, sizeof(*self->hits));

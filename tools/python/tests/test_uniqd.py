@@ -30,6 +30,11 @@ def test_intern_lookup_resolve(pool):
     assert len(pool.digest(h)) == 32
     assert pool.intern(ty, "é") == pool.intern(ty, "é".encode())
     assert pool.intern(ty, b"") and pool.resolve(pool.intern(ty, b""))[1] == b""
+    # Longer than the table of hits keeps (256): libuniqd answers each time.
+    big = b"x" * 1000
+    hb = pool.intern(ty, big)
+    assert pool.intern(ty, big) == hb == pool.lookup(ty, "x" * 1000)
+    assert pool.resolve(hb) == (ty, big)
 
 
 def test_classes(pool):
