@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The uniqd package against the fake device (conftest.py)."""
 import ast
-import ctypes
 import errno
 import json
 import os
