@@ -233,3 +233,22 @@ def test_stub_matches_module():
     assert pool - {"__init__", "__enter__", "__exit__", "__iter__"} == have
     assert os.path.exists(os.path.join(os.path.dirname(uniqd.__file__), "py.typed"))
     assert set(uniqd.__all__) <= top
+
+
+@pytest.mark.skipif(REAL, reason="the same on the host; mypy is slow under TCG")
+def test_types_mypy(tmp_path):
+    """mypy's stubtest finds _uniqd.pyi true to the extension, and the
+    package type-checks under --strict (mypy: tools/deps.sh)."""
+    pytest.importorskip("mypy", reason="no mypy (Debian's mypy; tools/deps.sh)")
+    import subprocess
+    import sys
+    pkg = os.path.dirname(os.path.dirname(uniqd.__file__))
+    env = dict(os.environ, MYPYPATH=pkg)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    r = subprocess.run([sys.executable, "-m", "mypy.stubtest", "uniqd"],
+                       env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", *cache,
+                        os.path.join(pkg, "uniqd")], env=env, cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -14,27 +14,27 @@ created. Exit status 0, or 1 with libuniqd's sentence on stderr.
 import argparse
 import json
 import sys
+from typing import Any, Optional
 
 from . import Error, Pool
 
 
-def _text(data):
+def _text(data: bytes) -> str:
     return data.decode("utf-8", "backslashreplace")
 
 
-def classes(pool):
+def classes(pool: Pool) -> list[dict[str, Any]]:
     """Per class: id, name, entries and content bytes, most bytes first."""
-    per = {}
+    per: dict[int, tuple[int, int]] = {}
     for _, cls, data in pool:
         n, b = per.get(cls, (0, 0))
         per[cls] = (n + 1, b + len(data))
-    rows = [{"id": c, "name": pool.class_name(c), "entries": n, "bytes": b}
-            for c, (n, b) in per.items()]
-    rows.sort(key=lambda r: (-r["bytes"], r["id"]))
-    return rows
+    order = sorted(per, key=lambda c: (-per[c][1], c))
+    return [{"id": c, "name": pool.class_name(c), "entries": per[c][0], "bytes": per[c][1]}
+            for c in order]
 
 
-def main(argv=None):
+def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m uniqd", description=__doc__.split("\n")[0])
     ap.add_argument("command", choices=("stats", "classes", "dump"))
     ap.add_argument("-p", "--pool", required=True, help="the pool's name")
@@ -42,6 +42,7 @@ def main(argv=None):
     ap.add_argument("-j", "--json", action="store_true", help="print JSON")
     ap.add_argument("--device", help="the device (default /dev/uniqd)")
     a = ap.parse_args(argv)
+    out: Any
     try:
         with Pool(a.pool, create=False, device=a.device) as pool:
             if a.command == "stats":

@@ -2,7 +2,7 @@
 # Type hints of the C extension uniqd._uniqd (tools/python/_uniqd.c).
 import os
 from types import TracebackType
-from typing import Iterable, Iterator, Literal, Optional, Union, overload
+from typing import Any, Iterable, Iterator, Literal, Optional, Union, overload
 
 
 _Key = Union[bytes, bytearray, memoryview, str]
@@ -55,8 +55,12 @@ class Pool:
     ) -> list[int]: ...
     @overload
     def intern_many(
-        self, cls: _Class, keys: Iterable[_Key], *, create: bool
+        self, cls: _Class, keys: Iterable[_Key], *, create: Literal[False]
     ) -> list[Optional[int]]: ...
+    @overload
+    def intern_many(
+        self, cls: _Class, keys: Iterable[_Key], *, create: bool
+    ) -> list[Any]: ...
     def lookup(self, cls: _Class, data: _Key) -> Optional[int]: ...
     def resolve(self, handle: int) -> tuple[int, bytes]: ...
     def digest(self, handle: int) -> bytes: ...
