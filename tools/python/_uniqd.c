@@ -58,7 +58,8 @@ static PyObject *errno_map;		/* dict: errno -> subclass of Error */
 /* Raise the subclass of Error for ERR with libuniqd's sentence. */
 static PyObject *raise_err(int err)
 {
-	PyObject *cls = NULL, *key, *exc;
+	PyObject *cls = NULL, *key, *exc, *msg;
+	const char *m = uniqd_last_error();
 
 	if (!err)
 		err = EIO;
@@ -69,7 +70,12 @@ static PyObject *raise_err(int err)
 	}
 	if (!cls && PyErr_Occurred())
 		return NULL;
-	exc = PyObject_CallFunction(cls ? cls : Error, "is", err, uniqd_last_error());
+	/* A pool name may be any bytes, and the sentence quotes it. */
+	msg = PyUnicode_DecodeUTF8(m ? m : "", m ? (Py_ssize_t)strlen(m) : 0, "backslashreplace");
+	if (!msg)
+		return NULL;
+	exc = PyObject_CallFunction(cls ? cls : Error, "iO", err, msg);
+	Py_DECREF(msg);
 	if (exc) {
 		PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
 		Py_DECREF(exc);

@@ -128,6 +128,10 @@ def test_errors():
     assert ei.value.errno == errno.ENOENT
     with pytest.raises(ValueError):
         uniqd.Pool("py-x", share="world")
+    # Any bytes name the pool; the sentence quoting one is still a str.
+    with pytest.raises(uniqd.NotFoundError) as ei:
+        uniqd.Pool(b"py-\xff\xfe", create=False)
+    assert isinstance(ei.value.strerror, str)
     assert uniqd.errname(errno.EACCES) == "EACCES"
 
 
