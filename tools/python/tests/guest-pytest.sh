@@ -22,7 +22,8 @@ if [ ! -c /dev/uniqd ]; then
 	exit 1
 fi
 cd /tmp || exit 1
-/usr/bin/python3 -m pytest -p no:cacheprovider -q -rfEs "$top/tools/python/tests"
+# Not the type check: the same on the host, and slow under TCG.
+/usr/bin/python3 -m pytest -p no:cacheprovider -q -rfEs -k 'not test_types_mypy' "$top/tools/python/tests"
 rc=$?
 cat "$results" >&3
 if [ "$rc" = 0 ] && grep -q '^ok ' "$results"; then
