@@ -28,6 +28,7 @@
 #   make b3sum                uniqd-b3sum: b3sum from the module's BLAKE3
 #   make farm                 uniqd-farm: a pool's entries through Redis Cluster
 #   make gcc-plugin           the GCC plugin, build/gcc-plugin/uniqd.so
+#   make python               the Python package uniqd (C extension on libuniqd), in build/python/
 #   make dkms-source          build/dkms/uniqd-<version>: what DKMS needs
 #   make dkms-add             copy that to /usr/src and `dkms add` it (root)
 #   make dkms-check           dkms build for 6.1 and 6.12 in a private DKMS tree
@@ -40,6 +41,7 @@
 #   make install-b3sum        uniqd-b3sum
 #   make install-farm         uniqd-farm
 #   make install-gcc-plugin   uniqd.so where gcc looks for -fplugin=uniqd
+#   make install-python       the Python package uniqd into dist-packages (PYTHONDIR=)
 #   make install-man          the man pages
 #   make install-udev         the udev rule for /dev/uniqd
 #   make install-modules-load the modules-load.d file that loads uniqd at boot

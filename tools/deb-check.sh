@@ -10,7 +10,7 @@
 #
 #   tools/deb-check.sh [--keep] [OUTDIR]
 #
-# With OUTDIR, the five .deb files are copied there (tools/testing/vm/
+# With OUTDIR, the .deb files but python3-uniqd's are copied there (tools/testing/vm/
 # debian-root.sh installs them into a Debian root). Exit status 0 when every
 # check passed.
 set -uo pipefail
@@ -42,6 +42,7 @@ fi
 arch=$(dpkg --print-architecture)
 multi=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 gccplugin=$(gcc -print-file-name=plugin)
+pyext=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 declare -A want=(
 	[uniqd-dkms_${ver}_all]="usr/src/uniqd-$ver/dkms.conf usr/src/uniqd-$ver/VERSION
 		usr/src/uniqd-$ver/Kbuild usr/src/uniqd-$ver/uniqd/main.c
@@ -58,6 +59,11 @@ declare -A want=(
 		usr/share/man/man1/uniqd-farm.1.gz usr/share/man/man8/uniqd-persist.service.8.gz
 		usr/share/man/man5/uniqd-persist.conf.5.gz usr/share/bash-completion/completions/uniqdctl"
 	[uniqd-gcc-plugin_${ver}_$arch]="${gccplugin#/}/uniqd.so usr/share/man/man7/uniqd.so.7.gz"
+	[python3-uniqd_${ver}_$arch]="usr/lib/python3/dist-packages/uniqd/__init__.py
+		usr/lib/python3/dist-packages/uniqd/__main__.py
+		usr/lib/python3/dist-packages/uniqd/_uniqd.pyi
+		usr/lib/python3/dist-packages/uniqd/py.typed
+		usr/lib/python3/dist-packages/uniqd/_uniqd$pyext"
 )
 for deb in "${!want[@]}"; do
 	f=$work/$deb.deb
@@ -80,13 +86,33 @@ for deb in "${!want[@]}"; do
 	fi
 done
 n=$(find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' | wc -l)
-if [ "$n" = 5 ]; then ok packages; else bad packages "$n packages built, not 5"; fi
+if [ "$n" = 6 ]; then ok packages; else bad packages "$n packages built, not 6"; fi
 
 # The plugin package follows the compiler it is built for.
 if dpkg-deb -f "$work/uniqd-gcc-plugin_${ver}_$arch.deb" Depends 2>/dev/null | grep -qw gcc-12; then
 	ok gcc-plugin-depends
 else
 	bad gcc-plugin-depends "Depends '$(dpkg-deb -f "$work/uniqd-gcc-plugin_${ver}_$arch.deb" Depends 2>&1)'"
+fi
+
+# The Python module imports from its package with the packaged libuniqd1
+# (which it depends on) and says what a missing device is, as an exception.
+pyroot=$work/pyroot
+for p in libuniqd1 python3-uniqd; do dpkg-deb -x "$work/${p}_${ver}_$arch.deb" "$pyroot"; done
+pyout=$(LD_LIBRARY_PATH=$pyroot/usr/lib/$multi PYTHONPATH=$pyroot/usr/lib/python3/dist-packages \
+	/usr/bin/python3 -c '
+import errno, uniqd
+assert uniqd.__file__.startswith("'"$pyroot"'"), uniqd.__file__
+try:
+    uniqd.Pool("x", device="/nonexistent/uniqd")
+except uniqd.Error as e:
+    assert e.errno == errno.ENOENT, e
+print(uniqd.version())' 2>&1)
+pydeps=$(dpkg-deb -f "$work/python3-uniqd_${ver}_$arch.deb" Depends 2>&1)
+if [ "$pyout" = "$ver" ] && grep -qw libuniqd1 <<< "$pydeps" && grep -qw python3 <<< "$pydeps"; then
+	ok python3-uniqd
+else
+	bad python3-uniqd "import: '$(tail -n 1 <<< "$pyout")', Depends '$pydeps'"
 fi
 
 # The module version DKMS will build is the package's.
@@ -114,7 +140,10 @@ grep -v "root privileges" "$work/lintian.log" >&2
 if [ -n "$outdir" ]; then
 	mkdir -p "$outdir"
 	rm -f "$outdir"/*.deb
-	find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' -exec cp -t "$outdir" {} +
+	# Not python3-uniqd: the full-system guest's root has no python3 to
+	# install it with (Documentation/python.rst).
+	find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' ! -name 'python3-uniqd_*' \
+		-exec cp -t "$outdir" {} +
 fi
 [ -n "$keep" ] && echo "# kept $work" >&2
 exit $failed

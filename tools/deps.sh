@@ -17,7 +17,10 @@
 # python3-docutils checks Documentation/ (tools/testing/rst-check.py);
 # libhiredis-dev builds uniqd-farm (tools/farm/), redis-server runs its
 # native test (tests/native/farm_cluster.sh); cmake builds a project against
-# the installed libuniqd with find_package(uniqd) (tools/install-check.sh).
+# the installed libuniqd with find_package(uniqd) (tools/install-check.sh);
+# python3-dev builds the Python package's extension (tools/python/),
+# python3-pytest runs its native test, mypy checks its type hints there and
+# dh-python packages it (python3-uniqd).
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync util-linux
@@ -26,7 +29,8 @@ want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       linux-source-6.12 build-essential liblmdb-dev
       linux-image-rt-amd64 linux-headers-rt-amd64
       debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs
-      g++ gcc-12-plugin-dev python3-docutils libhiredis-dev redis-server cmake)
+      g++ gcc-12-plugin-dev python3-docutils libhiredis-dev redis-server cmake
+      python3-dev python3-pytest dh-python mypy)
 
 missing=()
 for p in "${want[@]}"; do

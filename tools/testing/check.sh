@@ -10,7 +10,9 @@
 # packages installed in a Debian 12 root that boots on 6.12.
 #
 # With 6.12, a check also runs make run's compiler demo guest from a copy of
-# the tree in a 0700 directory whose path has a space (newcomer-check.sh).
+# the tree in a 0700 directory whose path has a space (newcomer-check.sh),
+# and the Python package's pytest against the module in the host-userland
+# guest (tools/python/tests/guest-pytest.sh).
 #
 # UNIQD_KERNELS sets the default kernel list. UNIQD_TESTS="pool_ns pool_access"
 # runs only those test programs in the VMs (the inner loop of one change) and
@@ -170,6 +172,22 @@ if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 		else
 			say "not ok host:newcomer: no 6.12 module to run the demo guest with"
 		fi ;;
+	esac
+fi
+
+# The Python package's pytest against the 6.12 module, with the host's
+# python3 (tools/python/tests/guest-pytest.sh in vm/hostfs-guest.sh).
+if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
+	case " $kernels " in *" 6.12 "*)
+		read -r _ rel612 _ _ < <(awk '$1 == "6.12"' <<< "$list")
+		if [ -n "$rel612" ] && [ -f "$B/kernels/6.12/src/uniqd.ko" ]; then
+			"$top/tools/testing/vm/hostfs-guest.sh" --name python --module "$B/kernels/6.12/src/uniqd.ko" \
+				--release "$rel612" --out "$R/python" --timeout 600 \
+				--script "$top/tools/python/tests/guest-pytest.sh" -- "$top" \
+				>"$R/host/python-guest.log" 2>&1 || true
+		fi
+		[ -s "$R/python/results.txt" ] ||
+			say "not ok host:vm.python: the Python guest left no results (see $R/python)" ;;
 	esac
 fi
 

@@ -16,6 +16,11 @@
 # without them it is skipped, with a "skip" line that says so and counts
 # (redis-server is in tools/deps.sh and in debian/control's Build-Depends
 # unless the build profile is nocheck).
+#
+# test_python runs pytest on the Python package (tools/python/tests/,
+# mk/python.mk); without pytest for that python3 it is skipped the same way
+# (python3-pytest: tools/deps.sh, Build-Depends <!nocheck>). Its exit
+# status 5, pytest's "no test collected", fails it like any non-zero exit.
 dir=$1
 top=$(cd "$(dirname "$0")/../.." && pwd)
 raw=$(mktemp) all=$(mktemp)
@@ -32,6 +37,13 @@ for t in "$dir"/test_*; do
 		done
 		if [ -n "$missing" ]; then
 			emit "skip native:exit.$name: not run, no$missing (Debian's redis-server; tools/deps.sh)"
+			continue
+		fi
+	fi
+	if [ "$name" = test_python ]; then
+		py=$(sed -n 's/^\(.*\) -m pytest .*/\1/p' "$t")
+		if ! "${py:-python3}" -c 'import pytest' 2>/dev/null; then
+			emit "skip native:exit.$name: not run, no pytest for ${py:-python3} (Debian's python3-pytest; tools/deps.sh)"
 			continue
 		fi
 	fi
