@@ -16,7 +16,9 @@
 # g++ and gcc-12-plugin-dev build the GCC plugin (tools/gcc-plugin/);
 # python3-docutils checks Documentation/ (tools/testing/rst-check.py);
 # libhiredis-dev builds uniqd-farm (tools/farm/), redis-server runs its
-# native test (tests/native/farm_cluster.sh).
+# native test (tests/native/farm_cluster.sh); llvm-19-dev's llvm-config-19
+# gives the flags <uniqd.hpp>'s tests are built with once more, as LLVM
+# code is (mk/libuniqd.mk).
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync util-linux
@@ -25,7 +27,8 @@ want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       linux-source-6.12 build-essential liblmdb-dev
       linux-image-rt-amd64 linux-headers-rt-amd64
       debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs
-      g++ gcc-12-plugin-dev python3-docutils libhiredis-dev redis-server)
+      g++ gcc-12-plugin-dev python3-docutils libhiredis-dev redis-server
+      llvm-19-dev)
 
 missing=()
 for p in "${want[@]}"; do
