@@ -55,6 +55,11 @@ if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 	"$top/tools/version-check.sh" "$B" >> "$host" 2>"$R/host/version-check.log"
 	# Every page of Documentation/ parses (docutils: tables, titles).
 	"$top/tools/testing/rst-check.py" "$top"/Documentation/*.rst >> "$host" 2>"$R/host/rst-check.log"
+	# Every file linked into libuniqd.so has a licence any compiler may
+	# link; the checker catches planted ones; debian/copyright agrees.
+	"$top/tools/licence-check.py" >> "$host" 2>"$R/host/licence-check.log"
+	"$top/tools/licence-check.py" --planted >> "$host" 2>>"$R/host/licence-check.log"
+	"$top/tools/licence-check.py" --copyright >> "$host" 2>>"$R/host/licence-check.log"
 	# dpkg-buildpackage, the packages' contents, lintian.
 	rm -rf "$B/debs"
 	"$top/tools/deb-check.sh" "$B/debs" >> "$host" 2>"$R/host/deb-check.log"
