@@ -10,7 +10,7 @@
 #
 #   tools/deb-check.sh [--keep] [OUTDIR]
 #
-# With OUTDIR, the five .deb files are copied there (tools/testing/vm/
+# With OUTDIR, the .deb files but uniqd-mlir's are copied there (tools/testing/vm/
 # debian-root.sh installs them into a Debian root). Exit status 0 when every
 # check passed.
 set -uo pipefail
@@ -56,6 +56,8 @@ declare -A want=(
 		usr/share/man/man8/uniqdctl.8.gz usr/share/man/man1/uniqd-b3sum.1.gz
 		usr/share/man/man1/uniqd-farm.1.gz"
 	[uniqd-gcc-plugin_${ver}_$arch]="${gccplugin#/}/uniqd.so"
+	[uniqd-mlir_${ver}_$arch]="usr/lib/$multi/uniqd/mlir-19/uniqd-mlir.so
+		usr/share/man/man1/uniqd-mlir.1.gz"
 )
 for deb in "${!want[@]}"; do
 	f=$work/$deb.deb
@@ -78,13 +80,22 @@ for deb in "${!want[@]}"; do
 	fi
 done
 n=$(find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' | wc -l)
-if [ "$n" = 5 ]; then ok packages; else bad packages "$n packages built, not 5"; fi
+if [ "$n" = 6 ]; then ok packages; else bad packages "$n packages built, not 6"; fi
 
 # The plugin package follows the compiler it is built for.
 if dpkg-deb -f "$work/uniqd-gcc-plugin_${ver}_$arch.deb" Depends 2>/dev/null | grep -qw gcc-12; then
 	ok gcc-plugin-depends
 else
 	bad gcc-plugin-depends "Depends '$(dpkg-deb -f "$work/uniqd-gcc-plugin_${ver}_$arch.deb" Depends 2>&1)'"
+fi
+
+# The MLIR plugin follows the mlir-opt it is loaded into, and links no MLIR.
+mlirdeb=$work/uniqd-mlir_${ver}_$arch.deb
+if dpkg-deb -f "$mlirdeb" Depends 2>/dev/null | grep -qw mlir-19-tools &&
+   ! dpkg-deb -f "$mlirdeb" Depends | grep -qi libmlir; then
+	ok mlir-depends
+else
+	bad mlir-depends "Depends '$(dpkg-deb -f "$mlirdeb" Depends 2>&1)'"
 fi
 
 # The module version DKMS will build is the package's.
@@ -112,7 +123,10 @@ grep -v "root privileges" "$work/lintian.log" >&2
 if [ -n "$outdir" ]; then
 	mkdir -p "$outdir"
 	rm -f "$outdir"/*.deb
-	find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' -exec cp -t "$outdir" {} +
+	# Not uniqd-mlir: the full-system guest would pull mlir-19-tools and
+	# LLVM (100 MB) into every root for a plugin it does not test.
+	find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' ! -name 'uniqd-mlir_*' \
+		-exec cp -t "$outdir" {} +
 fi
 [ -n "$keep" ] && echo "# kept $work" >&2
 exit $failed

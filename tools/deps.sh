@@ -18,7 +18,9 @@
 # libhiredis-dev builds uniqd-farm (tools/farm/), redis-server runs its
 # native test (tests/native/farm_cluster.sh); llvm-19-dev's llvm-config-19
 # gives the flags <uniqd.hpp>'s tests are built with once more, as LLVM
-# code is (mk/libuniqd.mk).
+# code is (mk/libuniqd.mk); libmlir-19-dev and cmake build the MLIR plugin
+# (tools/mlir/, mk/mlir.mk), mlir-19-tools' mlir-opt-19 runs it
+# (tools/testing/mlir-check.sh).
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync util-linux
@@ -28,7 +30,7 @@ want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       linux-image-rt-amd64 linux-headers-rt-amd64
       debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs
       g++ gcc-12-plugin-dev python3-docutils libhiredis-dev redis-server
-      llvm-19-dev)
+      llvm-19-dev libmlir-19-dev mlir-19-tools cmake)
 
 missing=()
 for p in "${want[@]}"; do

@@ -51,6 +51,8 @@ if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 	"$top/tools/install-check.sh" >> "$host" 2>"$R/host/install-check.log"
 	# The GCC plugin and the layout check on its logs (no kernel needed).
 	"$top/tools/testing/plugin-check.sh" >> "$host" 2>"$R/host/plugin-check.log"
+	# The MLIR plugin in Debian's mlir-opt-19 and the symbol check on its logs.
+	"$top/tools/testing/mlir-check.sh" >> "$host" 2>"$R/host/mlir-check.log"
 	"$top/tools/dkms-check.sh" >> "$host" 2>"$R/host/dkms-check.log"
 	"$top/tools/version-check.sh" "$B" >> "$host" 2>"$R/host/version-check.log"
 	# Every page of Documentation/ parses (docutils: tables, titles).
