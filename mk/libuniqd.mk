@@ -87,28 +87,56 @@ $(B)/native/test_foreach: tests/native/test_foreach.c tests/harness.h $(FAKE_O) 
 
 # <uniqd.hpp>: a C++17 test against the fake, and a file of static_asserts
 # (what must not compile: handles of different tags compared) compiled
-# alone first.
+# alone first. Each twice: as is, and the way LLVM-style code builds
+# (-fno-exceptions -fno-rtti: the header then has only its error_code
+# overloads); the noexc test once more with the flags of
+# `$(LLVM_CONFIG) --cxxflags` when LLVM 19's development files are there
+# (tools/deps.sh installs them).
 CXXFLAGS ?= -O2 -g
 UQ_CXXFLAGS = $(CXXFLAGS) $(CPPFLAGS) -std=c++17 -Wall -Wextra -Werror -Iinclude/uapi \
 	-Itests -I$(LIBUNIQD_DIR) -I$(B)/include
-NATIVE_BINS += $(B)/native/test_uniqd_hpp
+UQ_NOEXC := -fno-exceptions -fno-rtti
+LLVM_CONFIG ?= llvm-config-19
+LLVM_CXXFLAGS := $(shell $(LLVM_CONFIG) --cxxflags 2>/dev/null)
+UQ_HPP_TEST_DEPS := tests/native/cxx/test_uniqd_hpp.cc $(LIBUNIQD_DIR)/uniqd.hpp tests/harness.h \
+	$(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS)
+NATIVE_BINS += $(B)/native/test_uniqd_hpp $(B)/native/test_uniqd_hpp_noexc
+ifneq ($(LLVM_CXXFLAGS),)
+NATIVE_BINS += $(B)/native/test_uniqd_hpp_llvm
+endif
 
 $(B)/native-obj/uniqd_hpp_static.stamp: tests/native/cxx/uniqd_hpp_static.cc $(LIBUNIQD_DIR)/uniqd.hpp $(LIBUNIQD_HDRS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(UQ_CXXFLAGS) -fsyntax-only $<
+	$(CXX) $(UQ_CXXFLAGS) $(UQ_NOEXC) -fsyntax-only $<
 	touch $@
 
-$(B)/native/test_uniqd_hpp: tests/native/cxx/test_uniqd_hpp.cc $(LIBUNIQD_DIR)/uniqd.hpp tests/harness.h \
-		$(B)/native-obj/uniqd_hpp_static.stamp $(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS)
+$(B)/native/test_uniqd_hpp: $(UQ_HPP_TEST_DEPS) $(B)/native-obj/uniqd_hpp_static.stamp
 	@mkdir -p $(dir $@)
 	$(CXX) $(UQ_CXXFLAGS) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -o $@
 
-# The guest's C++ test, static like every program the guest runs.
-TEST_BINS += $(B)/tests/lib_hpp
-$(B)/tests/lib_hpp: tests/lib_hpp.cc $(LIBUNIQD_DIR)/uniqd.hpp tests/harness.h tests/uniqd_test.h \
-		$(TEST_LIBS) $(LIBUNIQD_HDRS)
+$(B)/native/test_uniqd_hpp_noexc: $(UQ_HPP_TEST_DEPS) $(B)/native-obj/uniqd_hpp_static.stamp
+	@mkdir -p $(dir $@)
+	$(CXX) $(UQ_CXXFLAGS) $(UQ_NOEXC) -pthread $< $(FAKE_O) $(LIBUNIQD_A) -o $@
+
+# LLVM's flags come last, as an LLVM project's own would.
+$(B)/native/test_uniqd_hpp_llvm: $(UQ_HPP_TEST_DEPS) $(B)/native-obj/uniqd_hpp_static.stamp
+	@mkdir -p $(dir $@)
+	$(CXX) $(UQ_CXXFLAGS) $(LLVM_CXXFLAGS) -DUQ_HPP_SUITE='"uniqd-hpp-llvm"' -pthread $< \
+		$(FAKE_O) $(LIBUNIQD_A) -o $@
+
+# The guest's C++ test, static like every program the guest runs; and the
+# same source -fno-exceptions -fno-rtti.
+TEST_BINS += $(B)/tests/lib_hpp $(B)/tests/lib_hpp_noexc
+UQ_LIB_HPP_DEPS := tests/lib_hpp.cc $(LIBUNIQD_DIR)/uniqd.hpp tests/harness.h tests/uniqd_test.h \
+	$(TEST_LIBS) $(LIBUNIQD_HDRS)
+$(B)/tests/lib_hpp: $(UQ_LIB_HPP_DEPS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(UQ_CXXFLAGS) -Iuniqd -I$(B3_DIR) $(STATIC) $< $(TEST_LIBS) -o $@
+
+$(B)/tests/lib_hpp_noexc: $(UQ_LIB_HPP_DEPS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(UQ_CXXFLAGS) $(UQ_NOEXC) -Iuniqd -I$(B3_DIR) $(STATIC) $< $(TEST_LIBS) -o $@
 
 # Loading with dlopen(): a plugin-shaped object linking libuniqd.a the way
 # a GCC plugin does, and a program without libuniqd that dlopen()s it and

@@ -10,7 +10,7 @@
 #
 #   tools/deb-check.sh [--keep] [OUTDIR]
 #
-# With OUTDIR, the .deb files but python3-uniqd's are copied there (tools/testing/vm/
+# With OUTDIR, the .deb files but python3-uniqd's and uniqd-mlir's are copied there (tools/testing/vm/
 # debian-root.sh installs them into a Debian root). Exit status 0 when every
 # check passed.
 set -uo pipefail
@@ -64,6 +64,8 @@ declare -A want=(
 		usr/lib/python3/dist-packages/uniqd/_uniqd.pyi
 		usr/lib/python3/dist-packages/uniqd/py.typed
 		usr/lib/python3/dist-packages/uniqd/_uniqd$pyext"
+	[uniqd-mlir_${ver}_$arch]="usr/lib/$multi/uniqd/mlir-19/uniqd-mlir.so
+		usr/share/man/man1/uniqd-mlir.1.gz"
 )
 for deb in "${!want[@]}"; do
 	f=$work/$deb.deb
@@ -86,7 +88,7 @@ for deb in "${!want[@]}"; do
 	fi
 done
 n=$(find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' | wc -l)
-if [ "$n" = 6 ]; then ok packages; else bad packages "$n packages built, not 6"; fi
+if [ "$n" = 7 ]; then ok packages; else bad packages "$n packages built, not 7"; fi
 
 # The plugin package follows the compiler it is built for.
 if dpkg-deb -f "$work/uniqd-gcc-plugin_${ver}_$arch.deb" Depends 2>/dev/null | grep -qw gcc-12; then
@@ -113,6 +115,14 @@ if [ "$pyout" = "$ver" ] && grep -qw libuniqd1 <<< "$pydeps" && grep -qw python3
 	ok python3-uniqd
 else
 	bad python3-uniqd "import: '$(tail -n 1 <<< "$pyout")', Depends '$pydeps'"
+fi
+# The MLIR plugin follows the mlir-opt it is loaded into, and links no MLIR.
+mlirdeb=$work/uniqd-mlir_${ver}_$arch.deb
+if dpkg-deb -f "$mlirdeb" Depends 2>/dev/null | grep -qw mlir-19-tools &&
+   ! dpkg-deb -f "$mlirdeb" Depends | grep -qi libmlir; then
+	ok mlir-depends
+else
+	bad mlir-depends "Depends '$(dpkg-deb -f "$mlirdeb" Depends 2>&1)'"
 fi
 
 # The module version DKMS will build is the package's.
@@ -141,8 +151,10 @@ if [ -n "$outdir" ]; then
 	mkdir -p "$outdir"
 	rm -f "$outdir"/*.deb
 	# Not python3-uniqd: the full-system guest's root has no python3 to
-	# install it with (Documentation/python.rst).
-	find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' ! -name 'python3-uniqd_*' \
+	# install it with (Documentation/python.rst); not uniqd-mlir: it would
+	# pull mlir-19-tools and LLVM (100 MB) into every root for a plugin it
+	# does not test.
+	find "$work" -maxdepth 1 -name '*.deb' ! -name '*-dbgsym_*' ! -name 'python3-uniqd_*' ! -name 'uniqd-mlir_*' \
 		-exec cp -t "$outdir" {} +
 fi
 [ -n "$keep" ] && echo "# kept $work" >&2

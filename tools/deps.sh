@@ -20,7 +20,11 @@
 # the installed libuniqd with find_package(uniqd) (tools/install-check.sh);
 # python3-dev builds the Python package's extension (tools/python/),
 # python3-pytest runs its native test, mypy checks its type hints there and
-# dh-python packages it (python3-uniqd).
+# dh-python packages it (python3-uniqd); llvm-19-dev's llvm-config-19
+# gives the flags <uniqd.hpp>'s tests are built with once more, as LLVM
+# code is (mk/libuniqd.mk); libmlir-19-dev and cmake build the MLIR plugin
+# (tools/mlir/, mk/mlir.mk), mlir-19-tools' mlir-opt-19 runs it
+# (tools/testing/mlir-check.sh).
 set -euo pipefail
 
 want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync util-linux
@@ -30,7 +34,7 @@ want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       linux-image-rt-amd64 linux-headers-rt-amd64
       debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs
       g++ gcc-12-plugin-dev python3-docutils libhiredis-dev redis-server cmake
-      python3-dev python3-pytest dh-python mypy)
+      python3-dev python3-pytest dh-python mypy llvm-19-dev libmlir-19-dev mlir-19-tools)
 
 missing=()
 for p in "${want[@]}"; do

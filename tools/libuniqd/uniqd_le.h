@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Little-endian fields of the formats the tools write (snapshots, the
  * farm's cluster records, the GCC plugin's gcc.use records): one home for

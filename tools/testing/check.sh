@@ -58,6 +58,8 @@ if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 	"$top/tools/install-check.sh" >> "$host" 2>"$R/host/install-check.log"
 	# The GCC plugin and the layout check on its logs (no kernel needed).
 	"$top/tools/testing/plugin-check.sh" >> "$host" 2>"$R/host/plugin-check.log"
+	# The MLIR plugin in Debian's mlir-opt-19 and the symbol check on its logs.
+	"$top/tools/testing/mlir-check.sh" >> "$host" 2>"$R/host/mlir-check.log"
 	"$top/tools/dkms-check.sh" >> "$host" 2>"$R/host/dkms-check.log"
 	"$top/tools/version-check.sh" "$B" >> "$host" 2>"$R/host/version-check.log"
 	# `make help` (the Makefile's top comment) names every .PHONY target
@@ -73,6 +75,11 @@ if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 	fi
 	# Every page of Documentation/ parses (docutils: tables, titles).
 	"$top/tools/testing/rst-check.py" "$top"/Documentation/*.rst >> "$host" 2>"$R/host/rst-check.log"
+	# Every file linked into libuniqd.so has a licence any compiler may
+	# link; the checker catches planted ones; debian/copyright agrees.
+	"$top/tools/licence-check.py" >> "$host" 2>"$R/host/licence-check.log"
+	"$top/tools/licence-check.py" --planted >> "$host" 2>>"$R/host/licence-check.log"
+	"$top/tools/licence-check.py" --copyright >> "$host" 2>>"$R/host/licence-check.log"
 	# dpkg-buildpackage, the packages' contents, lintian.
 	rm -rf "$B/debs"
 	"$top/tools/deb-check.sh" "$B/debs" >> "$host" 2>"$R/host/deb-check.log"

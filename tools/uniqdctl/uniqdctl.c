@@ -31,6 +31,7 @@
 #include "../gcc-plugin/gcc_keys.h"
 #include "json.h"
 #include "layouts.h"
+#include "symbols.h"
 
 #define EXIT_ABSENT	1
 #define EXIT_USAGE	2
@@ -78,6 +79,8 @@ static void usage(FILE *f)
 "                       interrupted or --seconds pass\n"
 "  layouts              tags the GCC plugin saw with more than one layout\n"
 "                       (exit 1 on an ABI mismatch; see --strict)\n"
+"  symbols              func.func and llvm.func symbols the MLIR plugin saw\n"
+"                       with more than one function type (exit 1 if any)\n"
 "  pools                every pool you may see (root: all of them): id, owner,\n"
 "                       mode, entries, bytes, kernel memory, files attached,\n"
 "                       mappings, name\n"
@@ -1442,6 +1445,10 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "layouts"))
 		return cmd_layouts(&(struct layouts_opts){ .device = opt.device, .pool = opt.pool,
 							    .format = opt.format, .strict = opt.strict },
+				   argc, argv);
+	if (!strcmp(cmd, "symbols"))
+		return cmd_symbols(&(struct symbols_opts){ .device = opt.device, .pool = opt.pool,
+							    .json = opt.json },
 				   argc, argv);
 	if (!strcmp(cmd, "help")) {
 		usage(stdout);

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * BLAKE3, written from the specification ("BLAKE3: one function, fast
  * everywhere", J. O'Connor, J.-P. Aumasson, S. Neves, Z. Wilcox-O'Hearn,

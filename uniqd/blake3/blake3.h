@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * BLAKE3 for uniqd: hash, keyed_hash and derive_key modes with extendable
  * output, written from the BLAKE3 specification. The same blake3.c builds

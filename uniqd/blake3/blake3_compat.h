@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Userspace stand-ins for the few kernel helpers that blake3.c uses, so the
  * very same blake3.c builds into the native tests and tools. Only included

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Which BLAKE3 implementation runs: the list, the CPU checks, the forced
  * choice and, in the kernel, the FPU sections around SIMD code.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * BLAKE3 implementations: the portable C of blake3.c and, on x86-64, SIMD
  * versions of the same two primitives built from blake3_simd.h with

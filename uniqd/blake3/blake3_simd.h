@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * BLAKE3's two primitives in GCC vector extensions, instantiated once per
  * instruction set by blake3_sse41.c, blake3_avx2.c and blake3_avx512.c:

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * BLAKE3 with SSE4.1: 4 lanes. Compiled with the instruction set's -m flags
  * (Kbuild, mk/b3sum.mk); called only after the CPU was checked for them,

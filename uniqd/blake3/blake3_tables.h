@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * BLAKE3's constants, from the specification, for the files that run the
  * rounds (blake3.c and blake3_simd.h): static so that every lookup with a

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `uniqdctl symbols` without a kernel: replays the logs of MLIR plugin runs
+ * (table=private, one log per mlir-opt process) into a pool that lives in
+ * this process, and runs the checker's own code (symbols.c, included) on
+ * it. Each log's handles are private to its process; the replay maps each
+ * back to its entry and gives equal content one handle, as a uniqd pool
+ * would, translating the handles that contents hold: all of an
+ * mlir.symbol record, and each MK_REF'd handle of a key=handles type or
+ * attribute. tools/testing/mlir-check.sh drives it.
+ *
+ *	symbols_replay [--json] LOG...    the report, its exit status
+ *	symbols_replay --dump LOG...      HANDLE<TAB>CLASS<TAB>PRINTED per entry
+ *	symbols_replay --bytes LOG...     ENTRIES CONTENT_BYTES of the pool
+ *
+ * --dump writes each entry's content with its MK_REF'd handles expanded to
+ * their own printed form (so a key=handles pool dumps as MLIR prints), and
+ * mlir.symbol records as their five handles.
+ */
+#include <stdbool.h>
+
+#include "../../tools/uniqdctl/symbols.c"
+
+#define HANDLE_BASE	(7ULL << 32)
+
+struct entry {
+	uint32_t class_id;
+	size_t len;
+	unsigned char *data;
+};
+
+static struct entry *pool_entries;
+static size_t pool_n;
+static char **class_names;	/* [0] unused */
+static size_t nclasses = 1;
+static uint32_t symbol_class;
+
+/* ---- a small u64 -> u64 hash map (open addressing) ------------------------ */
+
+struct map {
+	uint64_t *k, *v;
+	size_t cap, n;
+};
+
+static void map_put(struct map *m, uint64_t k, uint64_t v);
+
+static void map_grow(struct map *m)
+{
+	struct map b = { 0 };
+
+	b.cap = m->cap ? 2 * m->cap : 1024;
+	b.k = calloc(b.cap, sizeof(*b.k));
+	b.v = calloc(b.cap, sizeof(*b.v));
+	if (!b.k || !b.v)
+		exit(EXIT_ERROR);
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->k[i])
+			map_put(&b, m->k[i], m->v[i]);
+	free(m->k);
+	free(m->v);
+	*m = b;
+}
+
+static void map_put(struct map *m, uint64_t k, uint64_t v)
+{
+	if (2 * (m->n + 1) > m->cap)
+		map_grow(m);
+	for (size_t i = (k * 0x9e3779b97f4a7c15ULL) >> 7 & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
+		if (!m->k[i] || m->k[i] == k) {
+			m->n += !m->k[i];
+			m->k[i] = k;
+			m->v[i] = v;
+			return;
+		}
+}
+
+static uint64_t map_get(const struct map *m, uint64_t k)
+{
+	if (!m->cap)
+		return 0;
+	for (size_t i = (k * 0x9e3779b97f4a7c15ULL) >> 7 & (m->cap - 1); m->k[i];
+	     i = (i + 1) & (m->cap - 1))
+		if (m->k[i] == k)
+			return m->v[i];
+	return 0;
+}
+
+/* ---- the stand-in pool: the libuniqd calls symbols.c makes ---------------- */
+
+uniqd_pool *uniqd_open_ex(const char *device, const void *name, size_t name_len,
+			  unsigned int flags, const struct uniqd_limits *limits)
+{
+	static int pool;
+
+	(void)device, (void)name, (void)name_len, (void)flags, (void)limits;
+	return (uniqd_pool *)&pool;
+}
+
+int uniqd_close(uniqd_pool *pool)
+{
+	(void)pool;
+	return 0;
+}
+
+const char *uniqd_last_error(void)
+{
+	return "replayed pool";
+}
+
+uint32_t uniqd_class_n(uniqd_pool *pool, const void *name, size_t len, unsigned int flags)
+{
+	(void)pool;
+	for (uint32_t i = 1; i < nclasses; i++)
+		if (strlen(class_names[i]) == len && !memcmp(class_names[i], name, len))
+			return i;
+	if (flags & UNIQD_CLASS_FIND) {
+		errno = ENOENT;
+		return 0;
+	}
+	class_names = sym_xrealloc(class_names, (nclasses + 1) * sizeof(*class_names));
+	class_names[nclasses] = strndup(name, len);
+	return (uint32_t)nclasses++;
+}
+
+int uniqd_foreach(uniqd_pool *pool, uint32_t class_id, unsigned int flags,
+		  uniqd_foreach_fn fn, void *arg)
+{
+	(void)pool, (void)flags;
+	for (size_t i = 0; i < pool_n; i++) {
+		int r;
+
+		if (class_id && pool_entries[i].class_id != class_id)
+			continue;
+		r = fn(arg, HANDLE_BASE | (i + 1), pool_entries[i].class_id,
+		       pool_entries[i].data, pool_entries[i].len);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+void *uniqd_resolve_alloc(uniqd_pool *pool, uint64_t handle, size_t *len, uint32_t *class_id)
+{
+	size_t i = (size_t)(handle & 0xffffffff) - 1;
+	char *s;
+
+	(void)pool;
+	if ((handle & ~0xffffffffULL) != HANDLE_BASE || i >= pool_n) {
+		errno = ENOENT;
+		return NULL;
+	}
+	s = sym_xrealloc(NULL, pool_entries[i].len + 1);
+	memcpy(s, pool_entries[i].data, pool_entries[i].len);
+	s[pool_entries[i].len] = '\0';
+	*len = pool_entries[i].len;
+	if (class_id)
+		*class_id = pool_entries[i].class_id;
+	return s;
+}
+
+/* Content -> entry, by FNV-1a of (class, content). */
+static struct map by_content;
+
+static uint64_t content_hash(uint32_t class_id, const unsigned char *d, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ class_id;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ d[i]) * 0x100000001b3ULL;
+	return h | 1;
+}
+
+static uint64_t pool_intern(uint32_t class_id, const unsigned char *data, size_t len)
+{
+	uint64_t h = content_hash(class_id, data, len);
+	struct entry *e;
+
+	/* Equal hashes chain by probing on h + 1, h + 2, ... */
+	for (uint64_t k = h;; k++) {
+		uint64_t i = map_get(&by_content, k);
+
+		if (!i)
+			break;
+		e = &pool_entries[i - 1];
+		if (e->class_id == class_id && e->len == len && !memcmp(e->data, data, len))
+			return HANDLE_BASE | i;
+		h = k + 1;
+	}
+	pool_entries = sym_xrealloc(pool_entries, (pool_n + 1) * sizeof(*pool_entries));
+	e = &pool_entries[pool_n++];
+	e->class_id = class_id;
+	e->len = len;
+	e->data = sym_xrealloc(NULL, len + 1);
+	memcpy(e->data, data, len);
+	map_put(&by_content, h, pool_n);
+	return HANDLE_BASE | pool_n;
+}
+
+/* ---- replaying a log ---------------------------------------------------------- */
+
+static int unhex(const char *s, size_t n, unsigned char *out)
+{
+	if (n % 2)
+		return -1;
+	for (size_t i = 0; i < n; i += 2) {
+		unsigned int v;
+
+		if (sscanf(s + i, "%2x", &v) != 1)
+			return -1;
+		out[i / 2] = (unsigned char)v;
+	}
+	return 0;
+}
+
+static uint64_t translate(const struct map *local, uint64_t h, const char *path)
+{
+	uint64_t g;
+
+	if (!h)
+		return 0;
+	g = map_get(local, h);
+	if (!g) {
+		fprintf(stderr, "symbols_replay: %s names 0x%016" PRIx64 " before its entry\n",
+			path, h);
+		exit(EXIT_ERROR);
+	}
+	return g;
+}
+
+/* "<handle hex 16>\t<class>\t<content hex>", in the order they were interned. */
+static void replay(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct map local = { 0 };
+	unsigned char *data = NULL;
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t len;
+
+	if (!f) {
+		fprintf(stderr, "symbols_replay: %s: %s\n", path, strerror(errno));
+		exit(EXIT_ERROR);
+	}
+	while ((len = getline(&buf, &cap, f)) > 0) {
+		char *t1 = strchr(buf, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+		uint32_t cls;
+		size_t n;
+
+		if (buf[len - 1] == '\n')
+			buf[--len] = '\0';
+		if (!t1 || !t2 || t1 - buf != 16) {
+			fprintf(stderr, "symbols_replay: %s: not a log line: %s\n", path, buf);
+			exit(EXIT_ERROR);
+		}
+		*t1 = *t2 = '\0';
+		cls = uniqd_class_n(NULL, t1 + 1, strlen(t1 + 1), 0);
+		n = strlen(t2 + 1) / 2;
+		data = sym_xrealloc(data, n + 1);
+		if (unhex(t2 + 1, strlen(t2 + 1), data)) {
+			fprintf(stderr, "symbols_replay: %s: bad content: %s\n", path, t1 + 1);
+			exit(EXIT_ERROR);
+		}
+		if (cls == symbol_class) {
+			struct mk_symbol s;
+
+			if (n != MK_SYMBOL_LEN) {
+				fprintf(stderr, "symbols_replay: %s: a record of %zu bytes\n", path, n);
+				exit(EXIT_ERROR);
+			}
+			mk_symbol_decode(&s, data);
+			s.module = translate(&local, s.module, path);
+			s.name = translate(&local, s.name, path);
+			s.type = translate(&local, s.type, path);
+			s.kind = translate(&local, s.kind, path);
+			s.loc = translate(&local, s.loc, path);
+			mk_symbol_encode(data, &s);
+		} else {
+			for (size_t i = 0; i + MK_REF_LEN <= n; i++)
+				if (data[i] == MK_REF) {
+					uq_le_put64(data + i + 1,
+						    translate(&local, uq_le_get64(data + i + 1), path));
+					i += MK_REF_LEN - 1;
+				}
+		}
+		map_put(&local, strtoull(buf, NULL, 16), pool_intern(cls, data, n));
+	}
+	free(data);
+	free(buf);
+	free(local.k);
+	free(local.v);
+	fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+	struct symbols_opts o = { .pool = "replay" };
+	bool dump = false, bytes = false;
+	int i = 1;
+
+	symbol_class = uniqd_class_n(NULL, MK_CLASS_SYMBOL, strlen(MK_CLASS_SYMBOL), 0);
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--json"))
+			o.json = true;
+		else if (!strcmp(argv[i], "--dump"))
+			dump = true;
+		else if (!strcmp(argv[i], "--bytes"))
+			bytes = true;
+		else
+			break;
+	}
+	if (i == argc) {
+		fprintf(stderr, "usage: symbols_replay [--json] LOG...\n"
+			"       symbols_replay --dump LOG...\n"
+			"       symbols_replay --bytes LOG...\n");
+		return EXIT_ERROR;
+	}
+	for (; i < argc; i++)
+		replay(argv[i]);
+	if (bytes) {
+		size_t total = 0;
+
+		for (size_t k = 0; k < pool_n; k++)
+			total += pool_entries[k].len;
+		printf("%zu %zu\n", pool_n, total);
+		return 0;
+	}
+	if (!dump)
+		return cmd_symbols(&o, 0, NULL);
+
+	struct ctx c = { .o = &o, .pool = uniqd_open_ex(NULL, "replay", 6, 0, NULL) };
+
+	for (size_t k = 0; k < pool_n; k++) {
+		struct entry *e = &pool_entries[k];
+
+		printf("%016" PRIx64 "\t%s\t", (uint64_t)(HANDLE_BASE | (k + 1)),
+		       class_names[e->class_id]);
+		if (e->class_id == symbol_class) {
+			for (size_t b = 0; b < e->len; b += 8)
+				printf("%s%016" PRIx64, b ? " " : "", uq_le_get64(e->data + b));
+		} else {
+			char *t = type_text(&c, HANDLE_BASE | (k + 1), 0);
+
+			/* One line an entry: a newline in a string is printed escaped. */
+			fputs(t, stdout);
+			free(t);
+		}
+		putchar('\n');
+	}
+	return 0;
+}
