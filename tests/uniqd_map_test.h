@@ -92,6 +92,28 @@ static inline __u64 ut_map_find_in(const struct ut_map *m, __u64 w, __u32 cls,
 	return 0;
 }
 
+/*
+ * How many slots of the probe window of (@cls, @data) in index word @w's
+ * array are taken. An entry not in the index must have found all of them
+ * taken when it was placed (windows only fill).
+ */
+static inline __u32 ut_map_window_used(const struct ut_map *m, __u64 w, __u32 cls,
+				       const void *data, __u32 len)
+{
+	const __u64 *slots;
+	__u64 mask;
+	__u32 tag, used = 0;
+
+	if (!w)
+		return 0;
+	slots = (const __u64 *)(m->base + UNIQD_MAP_INDEX_OFF(w));
+	mask = (1ULL << UNIQD_MAP_INDEX_LOG2(w)) - 1;
+	tag = uniqd_maphash(m->h->hash_seed[0], m->h->hash_seed[1], cls, data, len) >> 32;
+	for (__u32 i = 0; i < m->h->probe; i++)
+		used += UT_ACQ(&slots[(tag + i) & mask]) != 0;
+	return used;
+}
+
 /* The handle of (@cls, @data) found through the current index, or 0. */
 static inline __u64 ut_map_find(const struct ut_map *m, __u32 cls,
 				const void *data, __u32 len)
