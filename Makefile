@@ -28,6 +28,7 @@
 #   make b3sum                uniqd-b3sum: b3sum from the module's BLAKE3
 #   make farm                 uniqd-farm: a pool's entries through Redis Cluster
 #   make gcc-plugin           the GCC plugin, build/gcc-plugin/uniqd.so
+#   make mlir-plugin          the MLIR pass plugin for mlir-opt-19, build/mlir/uniqd-mlir.so
 #   make python               the Python package uniqd (C extension on libuniqd), in build/python/
 #   make dkms-source          build/dkms/uniqd-<version>: what DKMS needs
 #   make dkms-add             copy that to /usr/src and `dkms add` it (root)
@@ -41,6 +42,7 @@
 #   make install-b3sum        uniqd-b3sum
 #   make install-farm         uniqd-farm
 #   make install-gcc-plugin   uniqd.so where gcc looks for -fplugin=uniqd
+#   make install-mlir-plugin  uniqd-mlir.so into <libdir>/uniqd/mlir-19/
 #   make install-python       the Python package uniqd into dist-packages (PYTHONDIR=)
 #   make install-man          the man pages
 #   make install-udev         the udev rule for /dev/uniqd
