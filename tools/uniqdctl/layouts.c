@@ -503,6 +503,20 @@ static char *unit_name(struct ctx *c, uint64_t h)
 	return resolve(c, h, &len);
 }
 
+/* " unit unit ... and N more" and the end of the line: who saw layout L. */
+static void unit_list(struct ctx *c, const struct layout *l)
+{
+	for (size_t k = 0; k < l->nunits && k < SHOW_UNITS; k++) {
+		char *u = unit_name(c, l->units[k]);
+
+		printf(" %s", u);
+		free(u);
+	}
+	if (l->nunits > SHOW_UNITS)
+		printf(" and %zu more", l->nunits - SHOW_UNITS);
+	putchar('\n');
+}
+
 /* Where a tag was defined: "struct cfg@inc/cfg.h:6" is the type "struct cfg"
  * at line 6 of inc/cfg.h. 0 when TEXT is not of that form. */
 struct where {
@@ -603,15 +617,7 @@ static void print_gcc(struct ctx *c)
 				printf("%s: note: layout 1 (", loc);
 				layout_words(stdout, l);
 				printf(") in %zu unit%s:", l->nunits, l->nunits == 1 ? "" : "s");
-				for (size_t k = 0; k < l->nunits && k < SHOW_UNITS; k++) {
-					char *u = unit_name(c, l->units[k]);
-
-					printf(" %s", u);
-					free(u);
-				}
-				if (l->nunits > SHOW_UNITS)
-					printf(" and %zu more", l->nunits - SHOW_UNITS);
-				putchar('\n');
+				unit_list(c, l);
 				continue;
 			}
 			for (size_t k = 0; k < l->nunits && k < SHOW_UNITS; k++) {
@@ -779,15 +785,7 @@ static void print_text(struct ctx *c)
 			else
 				printf("  layout %zu (unreadable: %.*s), %zu unit%s:", j + 1,
 				       (int)l->len, l->text, l->nunits, l->nunits == 1 ? "" : "s");
-			for (size_t k = 0; k < l->nunits && k < SHOW_UNITS; k++) {
-				char *u = unit_name(c, l->units[k]);
-
-				printf(" %s", u);
-				free(u);
-			}
-			if (l->nunits > SHOW_UNITS)
-				printf(" and %zu more", l->nunits - SHOW_UNITS);
-			putchar('\n');
+			unit_list(c, l);
 			for (size_t k = 0; k < l->n; k++)
 				printf("    %c %.*s %.*s\n", mark_char[l->m[k].mark], l->m[k].name_len,
 				       l->m[k].name, l->m[k].rest_len, l->m[k].rest);
