@@ -130,7 +130,7 @@ fi
 pb=$(awk -F'key_bytes=' '{ split($2, a, " "); s += a[1] } END { print s + 0 }' "$work/printed.stats")
 hb=$(awk -F'key_bytes=' '{ split($2, a, " "); s += a[1] } END { print s + 0 }' "$work/handles.stats")
 if [ "$(wc -l <"$work/printed.stats")" = 8 ] && [ "$hb" -gt 0 ] && [ "$hb" -lt "$pb" ] &&
-   grep -qE '^module=split\.mlir:6 interns=[0-9]+ cached=0 mapped=0 syscalls=0 created=[0-9]+ key_bytes=[0-9]+ skipped=0$' \
+   grep -qE '^module=split\.mlir:6 interns=[0-9]+ cached=0 mapped=0 syscalls=0 created=[0-9]+ key_bytes=[0-9]+ skipped=0 bytes=[0-9]+$' \
 	"$work/printed.stats"; then
 	ok stats
 else
@@ -283,7 +283,7 @@ run "uniqd-intern{table=private log=$work/v.log}" --split-input-file types.mlir
 n=$(wc -l <"$work/u.log")
 if [ $rc = 0 ] && [ ! -s "$work/err" ] && cmp -s "$work/ref" "$work/out" &&
    cmp -s <(cut -f2,3 "$work/u.log" | sort) <(cut -f2,3 "$work/v.log" | sort) &&
-   grep -qx "module=types.mlir:1 interns=$n cached=0 mapped=0 syscalls=$n created=$n key_bytes=[0-9]* skipped=0" \
+   grep -qx "module=types.mlir:1 interns=$n cached=0 mapped=0 syscalls=$n created=$n key_bytes=[0-9]* skipped=0 bytes=0" \
 	"$work/u.stats"; then
 	ok uniqd.fake-device
 else
