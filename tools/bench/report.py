@@ -1268,6 +1268,110 @@ class Report:
                         'empty pool', p[0] >= 1, fmt_paired(p))
             self.plot.append(('INTERN_BATCH / restore', p[0], 1.0))
 
+    # ---- the MLIR plugin on LLVM's MLIR tests (guest-mlir.sh) ----------
+    def mlir(self):
+        g, modes, pools, ver, sym, fails = {}, {}, {}, {}, {}, 0
+        for kind, kv, rest in self.recs:
+            if kind == 'mlir-guest':
+                g = kv
+            elif kind == 'mlir-corpus':
+                modes[kv['mode']] = kv
+            elif kind == 'mlir-corpus-fail':
+                fails += 1
+            elif kind == 'mlir-pool':
+                pools[kv['pool']] = kv
+            elif kind == 'mlir-verify':
+                ver = kv
+            elif kind == 'mlir-symbols':
+                sym = kv
+        if not modes:
+            return
+        order = [m for m in ('plain', 'none', 'private', 'uniqd') if m in modes]
+        self.out("## The MLIR plugin on LLVM's MLIR tests (mlir)")
+        self.out()
+        self.out('LLVM %s\'s `mlir/test` (Debian\'s source package), the pieces '
+                 'mlir-opt-19 parses with the registered dialects, %s files: one '
+                 '`mlir-opt-19 --split-input-file` process a file, %s at a time, '
+                 'as an unprivileged user in a host-userland guest (kernel %s, %s '
+                 'vCPUs). The modes take turns every few files: `plain` without '
+                 'the plugin, `none`, `private` and `uniqd` with both passes and '
+                 'that `table=`; every `uniqd` process interns into one pool. '
+                 'CPU time is user + system of every process (wait4), '
+                 'in seconds.' % (g.get('opt', '?'), g.get('files', '?'),
+                                  g.get('jobs', '?'), g.get('kernel', '?'),
+                                  g.get('cpus', '?')))
+        self.out()
+        base = float(modes.get('none', {}).get('cpu_s', 0)) or None
+        rows = []
+        for m in order:
+            kv = modes[m]
+            cpu = float(kv['cpu_s'])
+            n = int(kv.get('interns', 0))
+            mods = int(kv.get('modules', 0))
+
+            def pc(k):
+                return '%.1f%%' % (100.0 * int(kv[k]) / n) if m == 'uniqd' and n else '-'
+            rows.append([m, kv['files'], '%.1f' % cpu,
+                         fmt_ratio(cpu / base) if base else '-',
+                         '%.1f' % float(kv['wall_s']),
+                         '%.0f' % (n / mods) if mods and m != 'plain' else '-',
+                         pc('cached'), pc('mapped'), pc('syscalls')])
+        self.table(['mode', 'files', 'CPU s', 'CPU / none', 'wall s',
+                    'interns a module', 'thread cache', 'mapping', 'kernel'], rows)
+        mj = self.json['mlir'] = {'guest': g, 'modes': modes, 'pools': pools,
+                                  'verify': ver, 'symbols': sym, 'failed_files': fails}
+        u, pr, no = modes.get('uniqd'), modes.get('private'), modes.get('none')
+        if u and no:
+            r = float(u['cpu_s']) / float(no['cpu_s'])
+            mj['uniqd/none'] = self.json['ratios']['mlir_uniqd/none'] = r
+            self.target('MLIR corpus: uniqd costs at most 5% more CPU than none',
+                        r <= 1.05, '%+.1f%% (uniqd/none %.3f)' % ((r - 1) * 100, r))
+            self.plot.append(('MLIR none/uniqd CPU', 1 / r, 1 / 1.05))
+        if u and pr:
+            r = float(u['cpu_s']) / float(pr['cpu_s'])
+            mj['uniqd/private'] = self.json['ratios']['mlir_uniqd/private'] = r
+            self.target('MLIR corpus: uniqd no more CPU than private', r <= 1.0,
+                        'uniqd/private %.3f' % r)
+            self.plot.append(('MLIR private/uniqd CPU', 1 / r, 1.0))
+        if u and int(u.get('interns', 0)):
+            share = (int(u['cached']) + int(u['mapped'])) / int(u['interns'])
+            mj['no_syscall_share'] = share
+            self.target('MLIR corpus: at least 90% of interns without a system '
+                        'call at -j%s' % g.get('jobs', '?'), share >= 0.9,
+                        '%.1f%%' % (100 * share))
+        pb = pools.get('mbench')
+        if pb and pr and int(pr.get('private_bytes', 0)):
+            pool_bytes = int(pb.get('arena_bytes', 0)) + int(pb.get('table_bytes', 0))
+            r = pool_bytes / int(pr['private_bytes'])
+            mj['pool/private_bytes'] = r
+            self.out('The pool after the corpus: %s entries, %s bytes of records '
+                     'and %s of index (%s in all); the private tables of the '
+                     '`private` run held %s bytes together (each process\'s '
+                     'table at its end, summed): %.3f of them.'
+                     % (pb.get('entries'), pb.get('arena_bytes'), pb.get('table_bytes'),
+                        pool_bytes, pr['private_bytes'], r))
+            self.out()
+            self.target('MLIR corpus: the pool at most 1/10 of the private '
+                        'tables\' bytes', r <= 0.1, '%.3f' % r)
+        if ver:
+            self.out('Every handle of a second, logged `uniqd` run over the whole '
+                     'corpus (%s log lines, %s handles): %s checks passed, %s '
+                     'failed (one handle per class and content, one class and '
+                     'content per handle, RESOLVE gives each back).'
+                     % (ver.get('lines', '?'), ver.get('handles', '?'),
+                        ver.get('ok', '?'), ver.get('failed', '?')))
+            self.out()
+        if sym:
+            self.out('`uniqdctl symbols` on the pool: %s symbols in %s modules, %s '
+                     'seen with more than one function type (LLVM\'s tests reuse '
+                     'names on purpose: a census, not a failure).'
+                     % (sym.get('symbols', '?'), sym.get('modules', '?'),
+                        sym.get('mismatched', '?')))
+            self.out()
+        if fails:
+            self.out('%d runs of a file failed (mlir-corpus-fail lines in mlir.raw).' % fails)
+            self.out()
+
     # ---- a real build with the GCC plugin (guest-realbuild.sh) ---------
     def realbuild(self):
         g, runs, pools = {}, defaultdict(dict), {}
@@ -1656,6 +1760,7 @@ def main():
     rep.memory()
     rep.snapshot()
     rep.realbuild()
+    rep.mlir()
     rep.farm()
     rep.errors()
     rep.write(a.out, a.title)

@@ -45,6 +45,12 @@
 #                 pools in two ipc namespaces, against uniqdctl intern of
 #                 the same lists, in a host-userland guest
 #                 (tools/bench/guest-farm.sh)
+#   mlir          the MLIR plugin over LLVM 19's MLIR tests (the source
+#                 package's mlir/test, split and parsed once,
+#                 tools/testing/mlir_corpus.py), one mlir-opt-19 process a
+#                 file at -j2 in a host-userland guest, in the modes plain
+#                 (no plugin), none, private and uniqd, taking turns; then
+#                 every handle checked (tools/bench/guest-mlir.sh)
 #
 # UNIQD_BENCH_PARTS and UNIQD_BENCH_ROUNDS set the defaults;
 # UNIQD_BENCH_CORPUS_MODES limits the corpus to some modes (ub_corpus --modes);
@@ -60,6 +66,9 @@
 # (default "plain uniqd private"; "none": the plugin with table=none),
 # UNIQD_BENCH_REALBUILD_JOBS make's -j (2), UNIQD_BENCH_REALBUILD_TIMEOUT
 # the guest's limit in seconds (10800);
+# UNIQD_BENCH_MLIR_FILES: how many of the corpus's files the mlir part
+# takes (default 0: all, evenly spaced otherwise), UNIQD_BENCH_MLIR_TIMEOUT
+# its guest's limit in seconds (14400);
 # UNIQD_BENCH_KERNEL runs the VM on another test kernel (default 6.12). --quick: fewer
 # rounds and smaller sizes, to try the machinery (figures mean less).
 # --report-only: rewrite the report from the last run's raw results.
@@ -68,7 +77,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 B=$top/build
-parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus build memory map snapshot realbuild farm"}
+parts=${UNIQD_BENCH_PARTS:-"host kernel-hash kernel-keyhash kernel-table micro pingpong scale corpus build memory map snapshot realbuild farm mlir"}
 rounds=${UNIQD_BENCH_ROUNDS:-5}
 nkeys=1000000 mem=3072 timeout=5400 out=$B/bench-results report_only= quick=
 wait_quiet=0
@@ -96,6 +105,7 @@ report() {
 	[ -s "$out/host.raw" ] && args+=(--host "$out/host.raw")
 	[ -s "$out/load.raw" ] && args+=(--load "$out/load.raw")
 	[ -s "$out/realbuild.raw" ] && raws+=("$out/realbuild.raw")
+	[ -s "$out/mlir.raw" ] && raws+=("$out/mlir.raw")
 	[ -s "$out/farm.raw" ] && raws+=("$out/farm.raw")
 	python3 "$top/tools/bench/report.py" "${args[@]}" "${raws[@]}" || return 1
 	if [ -f "$out/ratios.gp" ] && command -v gnuplot > /dev/null; then
@@ -141,7 +151,7 @@ say "building (log: $log)"
 # (realbuild alone needs the module, the plugin and uniqdctl; farm the
 # module, uniqdctl and uniqd-farm).
 needvm=
-for p in $parts; do case $p in realbuild|farm) ;; *) needvm=1 ;; esac; done
+for p in $parts; do case $p in realbuild|farm|mlir) ;; *) needvm=1 ;; esac; done
 {
 	# uniqd.ko and, beside it from the same sources, uniqd_bench.ko.
 	"$top/tools/build-module.sh" "$kdir" "$B/bench-kmod/$bk" UNIQD_BENCH=m &&
@@ -186,6 +196,24 @@ if has farm && ! {
 	tail -n 10 "$log" >&2
 	say "no uniqd-farm or no corpus (see $log): part farm skipped"
 	parts=$(echo " $parts " | sed 's/ farm / /')
+fi
+
+# The mlir part: the MLIR plugin, uniqdctl and the corpus (the source
+# package, split and parsed with the host's mlir-opt-19 once, cached).
+mlir_corpus= mlir_list=$B/bench-mlir/files.txt
+if has mlir && ! {
+	make -s -C "$top" mlir-plugin uniqdctl &&
+	mlir_corpus=$("$top/tools/testing/mlir_corpus.py" prepare | tail -n 1) &&
+	mkdir -p "$B/bench-mlir" &&
+	if [ "${UNIQD_BENCH_MLIR_FILES:-0}" -gt 0 ]; then
+		"$top/tools/testing/mlir_corpus.py" slice "$mlir_corpus" "$UNIQD_BENCH_MLIR_FILES"
+	else
+		cut -f 1 "$mlir_corpus/list.txt"
+	fi > "$mlir_list" && [ -s "$mlir_list" ]
+} >> "$log" 2>&1; then
+	tail -n 10 "$log" >&2
+	say "no MLIR plugin or no corpus (see $log): part mlir skipped"
+	parts=$(echo " $parts " | sed 's/ mlir / /')
 fi
 
 # The host is shared: its load says how much to trust the figures.
@@ -300,6 +328,17 @@ if has farm; then
 		say "the farm guest reported a problem: see $out/farm/results.txt"
 	cp "$out/farm/files/farm.raw" "$out/farm.raw" 2>/dev/null ||
 		say "the farm guest wrote no results (see $out/farm/console.log)"
+fi
+# ---- the MLIR plugin on LLVM's MLIR tests (the host-userland guest) -------
+if has mlir; then
+	say "mlir: $(wc -l < "$mlir_list") files of $mlir_corpus, -j2, modes plain none private uniqd (log: $out/mlir/console.log)"
+	"$top/tools/testing/vm/hostfs-guest.sh" --name mlir \
+		--module "$B/bench-kmod/$bk/src/uniqd.ko" --release "$rel" --kernel "$img" \
+		--out "$out/mlir" --timeout "${UNIQD_BENCH_MLIR_TIMEOUT:-14400}" --mem 2048 \
+		--script "$top/tools/bench/guest-mlir.sh" -- "$top" "$mlir_corpus" "$mlir_list" 2 ||
+		say "the mlir guest reported a problem: see $out/mlir/results.txt"
+	cp "$out/mlir/files/mlir.raw" "$out/mlir.raw" 2>/dev/null ||
+		say "the mlir guest wrote no results (see $out/mlir/console.log)"
 fi
 echo "UBENCH host-load when=end load=$(load) date=$(date -u +%Y-%m-%dT%H:%MZ)" >> "$out/load.raw"
 report

@@ -198,6 +198,29 @@ if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 	esac
 fi
 
+# The MLIR plugin on a slice of LLVM 19's MLIR tests (mlir_corpus.py: the
+# source package cached, split and parsed once), with the host's
+# mlir-opt-19 against the 6.12 module (mlir-corpus-guest.sh in
+# vm/hostfs-guest.sh). make bench runs the whole corpus.
+if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
+	case " $kernels " in *" 6.12 "*)
+		read -r _ rel612 _ _ < <(awk '$1 == "6.12"' <<< "$list")
+		corpus=$("$top/tools/testing/mlir_corpus.py" prepare 2>"$R/host/mlir-corpus.log" | tail -n 1)
+		if [ -f "$corpus/list.txt" ] && [ -n "$rel612" ] && [ -f "$B/kernels/6.12/src/uniqd.ko" ]; then
+			"$top/tools/testing/mlir_corpus.py" slice "$corpus" "${UNIQD_MLIR_SLICE:-40}" \
+				> "$R/host/mlir-slice.txt"
+			"$top/tools/testing/vm/hostfs-guest.sh" --name mlir-corpus --module "$B/kernels/6.12/src/uniqd.ko" \
+				--release "$rel612" --out "$R/mlir-corpus" --timeout 1200 \
+				--script "$top/tools/testing/mlir-corpus-guest.sh" -- "$top" "$corpus" "$R/host/mlir-slice.txt" \
+				>"$R/host/mlir-corpus-guest.log" 2>&1 || true
+			[ -s "$R/mlir-corpus/results.txt" ] ||
+				say "not ok host:vm.mlir-corpus: the MLIR corpus guest left no results (see $R/mlir-corpus)"
+		else
+			say "not ok host:mlir-corpus: no corpus or no 6.12 module (see $R/host/mlir-corpus.log)"
+		fi ;;
+	esac
+fi
+
 # make run's compiler demo (tools/demo/layout/): the host's own gcc with the
 # GCC plugin, in a 6.12 guest on the host's userland (vm/hostfs-guest.sh).
 if [ "$mode" = run ]; then
