@@ -11,8 +11,9 @@
 #
 # With 6.12, a check also runs make run's compiler demo guest from a copy of
 # the tree in a 0700 directory whose path has a space (newcomer-check.sh),
-# and the Python package's pytest against the module in the host-userland
-# guest (tools/python/tests/guest-pytest.sh).
+# the Python package's pytest against the module in the host-userland
+# guest (tools/python/tests/guest-pytest.sh), and the MLIR plugin on a slice
+# of LLVM 19's MLIR tests there (mlir-corpus-guest.sh).
 #
 # UNIQD_KERNELS sets the default kernel list. UNIQD_TESTS="pool_ns pool_access"
 # runs only those test programs in the VMs (the inner loop of one change) and
@@ -207,7 +208,7 @@ if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 		read -r _ rel612 _ _ < <(awk '$1 == "6.12"' <<< "$list")
 		corpus=$("$top/tools/testing/mlir_corpus.py" prepare 2>"$R/host/mlir-corpus.log" | tail -n 1)
 		if [ -f "$corpus/list.txt" ] && [ -n "$rel612" ] && [ -f "$B/kernels/6.12/src/uniqd.ko" ]; then
-			"$top/tools/testing/mlir_corpus.py" slice "$corpus" "${UNIQD_MLIR_SLICE:-40}" \
+			"$top/tools/testing/mlir_corpus.py" slice "$corpus" "${UNIQD_MLIR_SLICE:-24}" \
 				> "$R/host/mlir-slice.txt"
 			"$top/tools/testing/vm/hostfs-guest.sh" --name mlir-corpus --module "$B/kernels/6.12/src/uniqd.ko" \
 				--release "$rel612" --out "$R/mlir-corpus" --timeout 1200 \

@@ -60,7 +60,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MARK = '// -----'
 # Part of the cache's key: change it whenever split_pieces(), parses() or
 # the layout of the files prepare() writes changes.
-FORMAT = 'mlir-corpus 1: pieces parsed by `mlir-opt -`, joined by // -----'
+FORMAT = 'mlir-corpus 2: pieces parsed by mlir-opt, joined by // -----, each file run whole'
 
 
 def split_pieces(text):
@@ -106,23 +106,42 @@ def prepare(a):
             for i, p in enumerate(split_pieces(f.read())):
                 jobs.append((rel, i, p))
     print(f'mlir-corpus: {len(files)} files, {len(jobs)} pieces from {tests}', file=sys.stderr)
-    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as ex:
-        keep = list(ex.map(lambda j: parses(a.opt, j[2]), jobs))
+    workers = max(2, os.cpu_count() or 2)
+    # A file whose every piece parses keeps them all (one process, not one
+    # a piece: --split-input-file parses each piece on its own, as below).
+    whole = [os.path.join(tests, rel) for rel in files]
+    with ThreadPoolExecutor(max_workers=workers) as ex:
+        clean = {rel for rel, ok in zip(files, ex.map(
+            lambda f: subprocess.run([a.opt, '--split-input-file', f, '-o', os.devnull],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     timeout=300).returncode == 0, whole)) if ok}
+        keep = list(ex.map(lambda j: j[0] in clean or parses(a.opt, j[2]), jobs))
     kept = {}
     total = {}
     for (rel, _, p), k in zip(jobs, keep):
         total[rel] = total.get(rel, 0) + 1
         if k:
             kept.setdefault(rel, []).append(p)
+    for rel in kept:
+        dst = os.path.join(tmp, 'files', rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        with open(dst, 'w') as f:
+            f.write(('\n' + MARK + '\n').join(kept[rel]))
+    # The files as the runs take them, whole: where --split-input-file
+    # splits other than split_pieces() (a marker inside a line), leave out.
+    names = sorted(kept)
+    with ThreadPoolExecutor(max_workers=workers) as ex:
+        runs = dict(zip(names, ex.map(lambda rel: subprocess.run(
+            [a.opt, '--split-input-file', os.path.join(tmp, 'files', rel), '-o', os.devnull],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            timeout=300).returncode == 0, names)))
     with open(os.path.join(tmp, 'list.txt'), 'w') as lst:
-        for rel in files:
-            if rel not in kept:
-                continue
-            dst = os.path.join(tmp, 'files', rel)
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            with open(dst, 'w') as f:
-                f.write(('\n' + MARK + '\n').join(kept[rel]))
-            lst.write(f'{rel}\t{len(kept[rel])}\t{total[rel]}\n')
+        for rel in names:
+            if runs[rel]:
+                lst.write(f'{rel}\t{len(kept[rel])}\t{total[rel]}\n')
+            else:
+                os.unlink(os.path.join(tmp, 'files', rel))
+                del kept[rel]
     open(os.path.join(tmp, '.ok'), 'w').close()
     os.chmod(tmp, 0o755)
     try:
