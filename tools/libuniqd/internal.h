@@ -144,7 +144,7 @@ struct uq_cache;
 struct uq_last;
 
 struct uq_tls {
-	struct uq_cache *cache;		/* intern.c, allocated on first use */
+	struct uq_cache *cache;		/* cache.h, made by uq_tls_cache() */
 	struct uq_last *last;		/* error.c, allocated on first failure */
 	uint64_t map_hits;		/* for uniqd_map_info() */
 	uint64_t map_misses;
@@ -161,8 +161,11 @@ extern __thread struct uq_tls uq_tls UQ_HIDDEN;
  * if that is impossible: then the caller must not allocate.
  */
 bool uq_tls_register(struct uq_tls *t) UQ_HIDDEN;
-/* Free a thread's cache (intern.c), for the destructor. */
-void uq_cache_free(struct uq_cache *c) UQ_HIDDEN;
+/*
+ * T's cache (cache.h), made on first use with the destructor armed; NULL
+ * when either is impossible (then the call goes on without a cache).
+ */
+struct uq_cache *uq_tls_cache(struct uq_tls *t) UQ_HIDDEN;
 
 /* The mapping: set up after ATTACH, torn down by uniqd_close(). */
 void uq_map_open(uniqd_pool *pool, bool off) UQ_HIDDEN;
