@@ -56,12 +56,17 @@ enum uq_call {
 	UQ_CALL_MEMORY,		/* malloc in the library */
 };
 
-/* A registered class name the pool has seen (the UNIQD_CLASS slow path). */
-struct uq_class_name {
-	uint64_t hash;
-	uint32_t id;
-	uint32_t len;
-	char *name;
+struct uq_class_name;
+
+/*
+ * A pool handle's cache of class names (class_cache.c): name -> id of the
+ * classes it has registered or found, shared by its threads under LOCK.
+ */
+struct uq_class_cache {
+	pthread_mutex_t lock;
+	struct uq_class_name *tab;	/* open addressing, power of two */
+	uint32_t cap;
+	uint32_t count;
 };
 
 /* The pool mapped read-only (map.c); base NULL when it is not. */
@@ -90,10 +95,7 @@ struct uniqd_pool {
 	uint32_t pool_id;		/* from ATTACH; 0 from a module before FEAT_RESTORE */
 
 	/* name -> id of the classes this handle has registered or found. */
-	pthread_mutex_t class_lock;
-	struct uq_class_name *classes;	/* open addressing, power of two */
-	uint32_t class_cap;
-	uint32_t class_count;
+	struct uq_class_cache classes;
 };
 
 /*
@@ -144,7 +146,7 @@ struct uq_cache;
 struct uq_last;
 
 struct uq_tls {
-	struct uq_cache *cache;		/* intern.c, allocated on first use */
+	struct uq_cache *cache;		/* cache.h, made by uq_tls_cache() */
 	struct uq_last *last;		/* error.c, allocated on first failure */
 	uint64_t map_hits;		/* for uniqd_map_info() */
 	uint64_t map_misses;
@@ -161,8 +163,11 @@ extern __thread struct uq_tls uq_tls UQ_HIDDEN;
  * if that is impossible: then the caller must not allocate.
  */
 bool uq_tls_register(struct uq_tls *t) UQ_HIDDEN;
-/* Free a thread's cache (intern.c), for the destructor. */
-void uq_cache_free(struct uq_cache *c) UQ_HIDDEN;
+/*
+ * T's cache (cache.h), made on first use with the destructor armed; NULL
+ * when either is impossible (then the call goes on without a cache).
+ */
+struct uq_cache *uq_tls_cache(struct uq_tls *t) UQ_HIDDEN;
 
 /* The mapping: set up after ATTACH, torn down by uniqd_close(). */
 void uq_map_open(uniqd_pool *pool, bool off) UQ_HIDDEN;
@@ -186,6 +191,19 @@ int uq_map_check(const struct uniqd_map_header *h, size_t page) UQ_HIDDEN;
  */
 int uq_map_slot(const struct uq_map *m, uint32_t idx,
 		const struct uniqd_map_rec **rec) UQ_HIDDEN;
+
+/* The class-name cache: 0, or an errno when its mutex cannot be made. */
+int uq_class_cache_init(struct uq_class_cache *cc) UQ_HIDDEN;
+void uq_class_cache_destroy(struct uq_class_cache *cc) UQ_HIDDEN;
+/*
+ * The id of class NAME (LEN bytes) whose hash, uniqd_maphash() without seed
+ * or class, is HASH; 0 if the cache has not seen it.
+ */
+uint32_t uq_class_cache_get(struct uq_class_cache *cc, uint64_t hash,
+			    const void *name, uint32_t len) UQ_HIDDEN;
+/* Remember NAME's ID; failing to (no memory) is harmless. */
+void uq_class_cache_put(struct uq_class_cache *cc, uint64_t hash,
+			const void *name, uint32_t len, uint32_t id) UQ_HIDDEN;
 
 /*
  * uniqd_open_ex() with RESTORE_ID: 0 attaches as uniqd_open_ex() does; else

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libuniqd: opening and closing pools, device and pool information, and
- * classes (uniqd_class() and the UNIQD_CLASS() slow path).
+ * classes (uniqd_class() and the UNIQD_CLASS() slow path, through the
+ * handle's cache of class names, class_cache.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -217,7 +218,7 @@ uniqd_pool *uq_open(const char *device, const void *name, size_t name_len,
 		goto close_fd;
 	}
 
-	if (pthread_mutex_init(&p->class_lock, NULL)) {
+	if (uq_class_cache_init(&p->classes)) {
 		uq_fail(UQ_CALL_MEMORY, ENOMEM, &f);
 		goto close_fd;
 	}
@@ -242,10 +243,7 @@ int uniqd_close(uniqd_pool *pool)
 		return 0;
 	uq_map_close(pool);
 	r = uq_sys_close(pool->fd);
-	for (uint32_t i = 0; i < pool->class_cap; i++)
-		free(pool->classes[i].name);
-	free(pool->classes);
-	pthread_mutex_destroy(&pool->class_lock);
+	uq_class_cache_destroy(&pool->classes);
 	free(pool);
 	return r;
 }
@@ -267,65 +265,7 @@ int uniqd_pool_info(const uniqd_pool *pool, struct uniqd_pool_info *info)
 	return 0;
 }
 
-/* ---- the class-name table ------------------------------------------------ */
-
-static struct uq_class_name *uq_class_slot(struct uq_class_name *tab,
-					   uint32_t cap, uint64_t hash,
-					   const void *name, uint32_t len)
-{
-	for (uint32_t i = (uint32_t)hash & (cap - 1);; i = (i + 1) & (cap - 1)) {
-		struct uq_class_name *c = &tab[i];
-
-		if (!c->name)
-			return c;
-		if (c->hash == hash && c->len == len && !memcmp(c->name, name, len))
-			return c;
-	}
-}
-
-/* Called with class_lock held. */
-static uint32_t uq_class_get(uniqd_pool *p, uint64_t hash, const void *name,
-			     uint32_t len)
-{
-	if (!p->class_cap)
-		return 0;
-	return uq_class_slot(p->classes, p->class_cap, hash, name, len)->id;
-}
-
-/* Called with class_lock held. Failing to remember a class is harmless. */
-static void uq_class_put(uniqd_pool *p, uint64_t hash, const void *name,
-			 uint32_t len, uint32_t id)
-{
-	struct uq_class_name *c;
-
-	if (4 * (p->class_count + 1) > 3 * p->class_cap) {
-		uint32_t cap = p->class_cap ? 2 * p->class_cap : 64;
-		struct uq_class_name *tab = calloc(cap, sizeof(*tab));
-
-		if (!tab)
-			return;
-		for (uint32_t i = 0; i < p->class_cap; i++) {
-			struct uq_class_name *o = &p->classes[i];
-
-			if (o->name)
-				*uq_class_slot(tab, cap, o->hash, o->name, o->len) = *o;
-		}
-		free(p->classes);
-		p->classes = tab;
-		p->class_cap = cap;
-	}
-	c = uq_class_slot(p->classes, p->class_cap, hash, name, len);
-	if (c->name)
-		return;
-	c->name = malloc(len ? len : 1);
-	if (!c->name)
-		return;
-	memcpy(c->name, name, len);
-	c->hash = hash;
-	c->len = len;
-	c->id = id;
-	p->class_count++;
-}
+/* ---- classes ------------------------------------------------------------- */
 
 uint32_t uniqd_class_n(uniqd_pool *pool, const void *name, size_t len,
 		       unsigned int flags)
@@ -347,9 +287,7 @@ uint32_t uniqd_class_n(uniqd_pool *pool, const void *name, size_t len,
 	}
 	/* The library's one hash (the uapi header's), without seed or class. */
 	hash = uniqd_maphash(0, 0, 0, name, (uint32_t)len);
-	pthread_mutex_lock(&pool->class_lock);
-	id = uq_class_get(pool, hash, name, (uint32_t)len);
-	pthread_mutex_unlock(&pool->class_lock);
+	id = uq_class_cache_get(&pool->classes, hash, name, (uint32_t)len);
 	if (id)
 		return id;
 
@@ -365,9 +303,7 @@ uint32_t uniqd_class_n(uniqd_pool *pool, const void *name, size_t len,
 		uq_fail(call, EPROTO, &f);
 		return 0;
 	}
-	pthread_mutex_lock(&pool->class_lock);
-	uq_class_put(pool, hash, name, (uint32_t)len, c.class_id);
-	pthread_mutex_unlock(&pool->class_lock);
+	uq_class_cache_put(&pool->classes, hash, name, (uint32_t)len, c.class_id);
 	return c.class_id;
 }
 

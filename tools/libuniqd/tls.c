@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libuniqd: the per-thread state (struct uq_tls in internal.h) and the
- * pthread key whose destructor frees its heap parts when a thread exits.
+ * libuniqd: the per-thread state (struct uq_tls in internal.h), the
+ * thread's cache made on first use, and the pthread key whose destructor
+ * frees the heap parts (the cache, the error record) when a thread exits.
  *
  * The TLS model is the compiler's default for -fPIC (one __tls_get_addr()
  * call in the shared library, relaxed to local-exec once linked into a
@@ -14,7 +15,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "cache.h"
 
 __thread struct uq_tls uq_tls;
 
@@ -52,4 +53,12 @@ bool uq_tls_register(struct uq_tls *t)
 		return false;
 	t->registered = true;
 	return true;
+}
+
+struct uq_cache *uq_tls_cache(struct uq_tls *t)
+{
+	if (!uq_tls_register(t))
+		return NULL;	/* without a destructor, the cache would leak */
+	t->cache = uq_cache_new();
+	return t->cache;
 }
