@@ -1271,9 +1271,12 @@ class Report:
     # ---- the MLIR plugin on LLVM's MLIR tests (guest-mlir.sh) ----------
     def mlir(self):
         g, modes, pools, ver, sym, fails = {}, {}, {}, {}, {}, 0
+        chunks = defaultdict(Samples)
         for kind, kv, rest in self.recs:
             if kind == 'mlir-guest':
                 g = kv
+            elif kind == 'mlir-chunk':
+                chunks[kv['mode']].add(float(kv['cpu_s']), kv['chunk'])
             elif kind == 'mlir-corpus':
                 modes[kv['mode']] = kv
             elif kind == 'mlir-corpus-fail':
@@ -1302,6 +1305,10 @@ class Report:
                                   g.get('cpus', '?')))
         self.out()
         base = float(modes.get('none', {}).get('cpu_s', 0)) or None
+        # Ratios of the same chunk's runs: median, lowest-highest.
+        pr_ = {(a, b): paired(chunks.get(a), chunks.get(b))
+               for a, b in (('uniqd', 'none'), ('private', 'none'),
+                            ('uniqd', 'private'), ('none', 'plain'))}
         rows = []
         for m in order:
             kv = modes[m]
@@ -1312,26 +1319,41 @@ class Report:
             def pc(k):
                 return '%.1f%%' % (100.0 * int(kv[k]) / n) if m == 'uniqd' and n else '-'
             rows.append([m, kv['files'], '%.1f' % cpu,
-                         fmt_ratio(cpu / base) if base else '-',
+                         (fmt_paired(pr_.get((m, 'none'))) if pr_.get((m, 'none'))
+                          else fmt_ratio(cpu / base) if base else '-'),
                          '%.1f' % float(kv['wall_s']),
                          '%.0f' % (n / mods) if mods and m != 'plain' else '-',
                          pc('cached'), pc('mapped'), pc('syscalls')])
         self.table(['mode', 'files', 'CPU s', 'CPU / none', 'wall s',
                     'interns a module', 'thread cache', 'mapping', 'kernel'], rows)
+        if chunks:
+            self.out('CPU / none is the median of the ratios of each chunk\'s '
+                     'runs (%d chunks; lowest-highest in brackets); '
+                     'uniqd / private: %s; none / plain: %s.'
+                     % (max(len(c.r) for c in chunks.values()),
+                        fmt_paired(pr_.get(('uniqd', 'private'))),
+                        fmt_paired(pr_.get(('none', 'plain')))))
+            self.out()
         mj = self.json['mlir'] = {'guest': g, 'modes': modes, 'pools': pools,
                                   'verify': ver, 'symbols': sym, 'failed_files': fails}
         u, pr, no = modes.get('uniqd'), modes.get('private'), modes.get('none')
+        def cpu_ratio(a, b):
+            p = pr_.get((a, b))
+            if p:
+                return p[0], fmt_paired(p)
+            r = float(modes[a]['cpu_s']) / float(modes[b]['cpu_s'])
+            return r, '%.3f' % r
         if u and no:
-            r = float(u['cpu_s']) / float(no['cpu_s'])
+            r, txt = cpu_ratio('uniqd', 'none')
             mj['uniqd/none'] = self.json['ratios']['mlir_uniqd/none'] = r
             self.target('MLIR corpus: uniqd costs at most 5% more CPU than none',
-                        r <= 1.05, '%+.1f%% (uniqd/none %.3f)' % ((r - 1) * 100, r))
+                        r <= 1.05, '%+.1f%% (uniqd/none %s)' % ((r - 1) * 100, txt))
             self.plot.append(('MLIR none/uniqd CPU', 1 / r, 1 / 1.05))
         if u and pr:
-            r = float(u['cpu_s']) / float(pr['cpu_s'])
+            r, txt = cpu_ratio('uniqd', 'private')
             mj['uniqd/private'] = self.json['ratios']['mlir_uniqd/private'] = r
             self.target('MLIR corpus: uniqd no more CPU than private', r <= 1.0,
-                        'uniqd/private %.3f' % r)
+                        'uniqd/private %s' % txt)
             self.plot.append(('MLIR private/uniqd CPU', 1 / r, 1.0))
         if u and int(u.get('interns', 0)):
             share = (int(u['cached']) + int(u['mapped'])) / int(u['interns'])

@@ -269,7 +269,7 @@ fi
 # ---- the VM ---------------------------------------------------------------
 vmparts=
 for p in $parts; do
-	case $p in host|realbuild|farm) ;; *) vmparts="$vmparts $p" ;; esac
+	case $p in host|realbuild|farm|mlir) ;; *) vmparts="$vmparts $p" ;; esac
 done
 if [ -n "$vmparts" ]; then
 	cat > "$out/settings" <<-EOF

@@ -52,17 +52,8 @@ py() { /usr/bin/python3 "$s/mlir_corpus.py" "$@"; }
 rm -rf "$out" && install -d -o "$user" "$out" || exit 1
 echo "mlir-corpus: $(wc -l < "$list") files of $corpus, mlir-opt-19 $(mlir-opt-19 --version | sed -n 's/.*version //p' | head -n 1)"
 
-holders=()
-hold() {
-	as_user "$ctl" --pool "$1" --new hold &
-	holders+=($!)
-	for _ in $(seq 100); do
-		as_user "$ctl" --pool "$1" --existing stats >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	return 1
-}
-trap 'kill "${holders[@]}" 2>/dev/null; wait' EXIT
+trap 'kill "${HOSTFS_HOLDERS[@]}" 2>/dev/null; wait' EXIT
+hold() { hostfs_hold "$ctl" "$1"; }
 hold mc && hold mch || { bad hold "cannot hold the pools mc and mch"; exit 1; }
 
 # key=printed into mc, and without the plugin; then key=handles into mch.

@@ -29,7 +29,8 @@ with --split-input-file (as lit runs them), as user U, J at a time, in each
 mode; the files go in chunks of K, and the modes take turns per chunk,
 their order turning each chunk (plain none private uniqd, none private
 uniqd plain, ...), so that slow and fast stretches of the machine fall on
-every mode alike. Modes: plain (mlir-opt without the plugin), and none,
+every mode alike; a chunk's modes run back to back, so their CPU times
+pair (an mlir-chunk line per chunk and mode). Modes: plain (mlir-opt without the plugin), and none,
 private, uniqd (both passes with that table=). Each process writes its
 stats to DIR/MODE/N.stats (and with --log its log to DIR/MODE/N.log) and
 its output to DIR/MODE/N.out. Prints UBENCH lines: per mode, the processes,
@@ -235,11 +236,17 @@ def run(a):
             order = modes[c % len(modes):] + modes[:c % len(modes)]
             for m in order:
                 t0 = time.monotonic()
+                c_cpu = 0.0
                 for (i, rel), (rc, t) in zip(chunk, ex.map(lambda x: one(m, *x), chunk)):
-                    cpu[m] += t
+                    c_cpu += t
                     if rc != 0:
                         fails.append((m, rel, rc))
+                cpu[m] += c_cpu
                 wall[m] += time.monotonic() - t0
+                # Each chunk's modes ran back to back: their ratios are
+                # paired, and their spread is the run's.
+                print(f'UBENCH mlir-chunk chunk={c} mode={m} files={len(chunk)} '
+                      f'cpu_s={c_cpu:.3f}', flush=True)
     for m in modes:
         n = len(files)
         s = stats_sum(os.path.join(a.out, m, f'{i}.stats') for i in range(n))

@@ -2,7 +2,7 @@
 #
 # Sourced by the scripts the host-userland guest runs as root
 # (vm/hostfs-guest.sh: tools/demo/layout/guest-demo.sh,
-# tools/bench/guest-realbuild.sh).
+# tools/bench/guest-realbuild.sh, guest-mlir.sh, mlir-corpus-guest.sh).
 #
 #   hostfs_stage DIR FILE...
 #
@@ -21,4 +21,24 @@ hostfs_stage() {
 	rm -rf "$dir" && install -d -m 0755 "$dir" || return 1
 	cp -rL -- "$@" "$dir/" || return 1
 	chmod -R u=rwX,go=rX "$dir"
+}
+
+#   hostfs_hold CTL POOL
+#
+# As $UNIQD_GUEST_USER, creates POOL and keeps it alive (`CTL --pool POOL
+# --new hold`, CTL a staged uniqdctl) in the background; returns 0 once
+# the pool answers `stats`, 1 after 20 s. The holder's pid is appended to
+# HOSTFS_HOLDERS (the init also kills what a script leaves running).
+HOSTFS_HOLDERS=()
+hostfs_hold() {
+	local ctl=$1 pool=$2 user=${UNIQD_GUEST_USER:?}
+	setpriv --reuid="$user" --regid="$user" --init-groups env HOME=/tmp \
+		"$ctl" --pool "$pool" --new hold &
+	HOSTFS_HOLDERS+=($!)
+	for _ in $(seq 100); do
+		setpriv --reuid="$user" --regid="$user" --init-groups env HOME=/tmp \
+			"$ctl" --pool "$pool" --existing stats >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
 }
