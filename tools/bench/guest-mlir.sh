@@ -41,17 +41,8 @@ mount -t tmpfs -o size=1500m,mode=0755 mlirbench "$w" 2>/dev/null || mkdir -p "$
 ub "mlir-guest kernel=$(uname -r) cpus=$(nproc) files=$(wc -l < "$files") jobs=$jobs" \
 	"opt=$(mlir-opt-19 --version | sed -n 's/.*version \([0-9.]*\).*/\1/p' | head -n 1)"
 
-holders=()
-hold() {
-	as_user "$ctl" --pool "$1" --new hold &
-	holders+=($!)
-	for _ in $(seq 100); do
-		as_user "$ctl" --pool "$1" --existing stats >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	return 1
-}
-trap 'kill "${holders[@]}" 2>/dev/null; wait' EXIT
+trap 'kill "${HOSTFS_HOLDERS[@]}" 2>/dev/null; wait' EXIT
+hold() { hostfs_hold "$ctl" "$1"; }
 pool_stats() {
 	local js kv
 	js=$(as_user "$ctl" --pool "$1" --existing stats --json 2>&1)

@@ -1358,7 +1358,7 @@ class Report:
         if u and int(u.get('interns', 0)):
             share = (int(u['cached']) + int(u['mapped'])) / int(u['interns'])
             mj['no_syscall_share'] = share
-            self.target('MLIR corpus: at least 90% of interns without a system '
+            self.target('MLIR corpus: at least 90%% of interns without a system '
                         'call at -j%s' % g.get('jobs', '?'), share >= 0.9,
                         '%.1f%%' % (100 * share))
         pb = pools.get('mbench')
