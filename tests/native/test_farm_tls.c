@@ -230,7 +230,8 @@ static int farm_run(int pull, const char *const args[])
 		if (!freopen(out, "w", stdout) || dup2(fileno(stdout), 2) < 0)
 			_exit(127);
 		if (pull) {
-			uniqd_close(pushed);
+			if (pushed)
+				uniqd_close(pushed);
 			fresh = uniqd_open(POOL, UNIQD_OPEN_NEW);
 			if (!fresh || pool_has_keys(fresh) != 2)
 				_exit(11);
