@@ -36,3 +36,12 @@ $(B)/native/test_farm_auth: tests/native/test_farm_auth.c tools/farm/cluster.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Itools/farm -DUNIQD_FARM='"$(abspath $(B))/bin/uniqd-farm"' $< \
 		tools/farm/cluster.c -lhiredis -o $@
+
+# Through a TLS tunnel, as uniqd-farm(1) says: a redis-server that speaks TLS
+# only, socat's tunnel, farm.c's main (included) on the fake /dev/uniqd
+# pushing and pulling a pool (native test; openssl makes its certificates).
+$(B)/native/test_farm_tls: tests/native/test_farm_tls.c $(FARM_SRCS) tools/farm/cluster.h \
+		tests/harness.h $(FAKE_O) $(FAKE_HDRS) $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Itools/farm $< tools/farm/cluster.c $(FAKE_O) $(LIBUNIQD_A) \
+		-lhiredis -o $@

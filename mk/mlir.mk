@@ -54,6 +54,7 @@ install-mlir-plugin: $(MLIR_PLUGIN_SO)
 	$(INSTALL) -d $(DESTDIR)$(MLIR_PLUGIN_DIR)
 	$(INSTALL) -m 0644 $< $(DESTDIR)$(MLIR_PLUGIN_DIR)/uniqd-mlir.so
 
-# tests/native/symbols_replay.c includes the checker (symbols.c).
+# tests/native/symbols_replay.c includes the checker (symbols.c) and its
+# JSON writer (json.c).
 $(B)/native/symbols_replay: tools/uniqdctl/symbols.c tools/uniqdctl/symbols.h \
-	tools/mlir/mlir_keys.h $(LIBUNIQD_HDRS)
+	tools/uniqdctl/json.c tools/uniqdctl/json.h tools/mlir/mlir_keys.h $(LIBUNIQD_HDRS)

@@ -4,9 +4,10 @@
  * compiler, so this program interns the GCC plugin's classes by hand,
  * in the plugin's formats (tools/gcc-plugin/gcc_keys.h; the layout keys
  * are the ones the plugin writes for tests/gcc-plugin/), and checks the
- * checker's report and exit status: a planted ABI mismatch, names-only
- * differences (with and without --strict, and inside an inline anonymous
- * struct), a clean build, many units, no records, no pool.
+ * checker's report and exit status: a planted ABI mismatch (in the
+ * default output, GCC's diagnostic form, and in --format=text's report),
+ * names-only differences (with and without --strict, and inside an inline
+ * anonymous struct), a clean build, many units, no records, no pool.
  * tools/testing/plugin-check.sh runs the plugin itself natively.
  */
 #define _GNU_SOURCE
@@ -30,10 +31,12 @@
 /* The plugin's keys for tests/gcc-plugin/ (a.c; b.c with -DCFG_TRACE
  * -DSTAMP_PUBLIC). */
 #define CFG_TAG		"struct cfg@inc/cfg.h:6"
+#define CFG_AT		"inc/cfg.h:6: "		/* where GCC's form puts it */
 #define CFG_PLAIN	CFG_TAG " size=8 align=4 { id @0:32 int; flags @32:32 unsigned int; }"
 #define CFG_TRACE	CFG_TAG " size=24 align=8 { id @0:32 int; trace @64:64 *char; " \
 			"flags @128:32 unsigned int; }"
 #define STAMP_TAG	"struct stamp@inc/stamp.h:7"
+#define STAMP_AT	"inc/stamp.h:7: "
 #define STAMP_PRIV	STAMP_TAG " size=16 align=8 { sec @0:64 long int; __zone_off @64:64 long int; }"
 #define STAMP_PUB	STAMP_TAG " size=16 align=8 { sec @0:64 long int; zone_off @64:64 long int; }"
 #define POINT_TAG	"struct point@inc/shapes.h:9"
@@ -42,6 +45,7 @@
 #define COLOR		COLOR_TAG " size=4 align=4 { RED=0; GREEN=5; BLUE=6; }"
 /* Inline anonymous members: a renamed nested member is not an ABI change. */
 #define WRAP_TAG	"struct wrap@inc/wrap.h:3"
+#define WRAP_AT		"inc/wrap.h:3: "
 #define WRAP_AB		WRAP_TAG " size=8 align=4 { in @0:64 struct { a @0:32 int; b @32:32 int; }; }"
 #define WRAP_AC		WRAP_TAG " size=8 align=4 { in @0:64 struct { a @0:32 int; c @32:32 int; }; }"
 #define WRAP_AU		WRAP_TAG " size=8 align=4 { in @0:64 struct { a @0:32 int; b @32:32 unsigned int; }; }"
@@ -164,6 +168,26 @@ int main(void)
 		      !saw(&planted, "c.c", CFG_TAG, CFG_PLAIN), "%s", uniqd_last_error());
 		CHECK(ctl(&r, "--pool", "layouts.planted", "layouts", NULL) == 1,
 		      "status %d: %s", r.status, r.out);
+		CHECK(has_line(r.out, CFG_AT "error: struct cfg: ABI mismatch, 2 layouts") &&
+		      has_line(r.out, CFG_AT "note: layout 1 (size=8 align=4) in 2 units: a.c c.c") &&
+		      has_line(r.out, CFG_AT "note: b.c: layout 2 (size=24 align=8), differs in "
+			       "trace, flags"), "%s", r.out);
+		/* One unit each: layout 1 is the one of the lower handle. */
+		CHECK(has_line(r.out, STAMP_AT "warning: struct stamp: names-only mismatch, "
+			       "2 layouts") &&
+		      (has_line(r.out, STAMP_AT "note: b.c: layout 2 (size=16 align=8), differs in "
+				"zone_off") ||
+		       has_line(r.out, STAMP_AT "note: a.c: layout 2 (size=16 align=8), differs in "
+				"__zone_off")), "%s", r.out);
+		CHECK(!strstr(r.out, "struct point") && !strstr(r.out, "enum color"), "%s", r.out);
+		CHECK(has_line(r.out, "1 tag with an ABI mismatch, 1 with names-only differences; "
+			       "4 tags, 3 units checked"), "%s", r.out);
+		CHECK(!r.err[0], "stderr %s", r.err);
+	}
+
+	th_case("--format=text: each layout member by member") {
+		CHECK(ctl(&r, "--pool", "layouts.planted", "--format=text", "layouts", NULL) == 1,
+		      "status %d: %s", r.status, r.out);
 		CHECK(has_line(r.out, CFG_TAG ": ABI mismatch, 2 layouts"), "%s", r.out);
 		CHECK(has_line(r.out, "  layout 1: size=8 align=4, 2 units: a.c c.c"), "%s", r.out);
 		CHECK(has_line(r.out, "  layout 2: size=24 align=8, 1 unit: b.c"), "%s", r.out);
@@ -203,18 +227,26 @@ int main(void)
 		      !saw(&names, "b.c", WRAP_TAG, WRAP_AC), "%s", uniqd_last_error());
 		CHECK(ctl(&r, "--pool", "layouts.names", "layouts", NULL) == 0, "status %d: %s",
 		      r.status, r.out);
+		CHECK(has_line(r.out, WRAP_AT "warning: struct wrap: names-only mismatch, 2 layouts"),
+		      "%s", r.out);
+		CHECK(has_line(r.out, "0 tags with an ABI mismatch, 2 with names-only differences; "
+			       "2 tags, 2 units checked"), "%s", r.out);
+		CHECK(ctl(&r, "--pool", "layouts.names", "--format", "text", "layouts", NULL) == 0,
+		      "status %d: %s", r.status, r.out);
 		CHECK(has_line(r.out, WRAP_TAG ": names-only mismatch, 2 layouts") &&
 		      has_line(r.out, "    ~ in @0:64 struct { a @0:32 int; c @32:32 int; }"),
 		      "%s", r.out);
 		CHECK(has_line(r.out, "0 tags with an ABI mismatch, 2 with names-only differences; "
 			       "2 tags, 2 units checked"), "%s", r.out);
-		CHECK(ctl(&r, "--pool", "layouts.names", "--strict", "layouts", NULL) == 1,
-		      "--strict: status %d", r.status);
+		CHECK(ctl(&r, "--pool", "layouts.names", "--strict", "layouts", NULL) == 1 &&
+		      has_line(r.out, WRAP_AT "error: struct wrap: names-only mismatch, 2 layouts"),
+		      "--strict: status %d: %s", r.status, r.out);
 		/* The same nested member with another type is an ABI change. */
 		CHECK(!saw(&names, "c.c", WRAP_TAG, WRAP_AU), "%s", uniqd_last_error());
 		CHECK(ctl(&r, "--pool", "layouts.names", "layouts", NULL) == 1, "status %d: %s",
 		      r.status, r.out);
-		CHECK(has_line(r.out, WRAP_TAG ": ABI mismatch, 3 layouts"), "%s", r.out);
+		CHECK(has_line(r.out, WRAP_AT "error: struct wrap: ABI mismatch, 3 layouts"), "%s",
+		      r.out);
 	}
 
 	th_case("a clean build reports nothing, exit 0") {
@@ -228,7 +260,7 @@ int main(void)
 		      "%s", r.out);
 	}
 
-	th_case("many units: the text lists 8, the JSON all") {
+	th_case("many units: the gcc form and the text list 8, the JSON all") {
 		char unit[32];
 		bool ok = !open_gcc(&many, "layouts.many");
 
@@ -238,6 +270,13 @@ int main(void)
 		}
 		CHECK(ok, "%s", uniqd_last_error());
 		CHECK(ctl(&r, "--pool", "layouts.many", "layouts", NULL) == 1, "status %d", r.status);
+		CHECK(has_line(r.out, CFG_AT "note: layout 1 (size=8 align=4) in 39 units: src/u00.c "
+			       "src/u01.c src/u02.c src/u03.c src/u04.c src/u05.c src/u06.c "
+			       "src/u07.c and 31 more") &&
+		      has_line(r.out, CFG_AT "note: src/u17.c: layout 2 (size=24 align=8), differs "
+			       "in trace, flags"), "%s", r.out);
+		CHECK(ctl(&r, "--pool", "layouts.many", "--format=text", "layouts", NULL) == 1,
+		      "status %d", r.status);
 		CHECK(has_line(r.out, "  layout 1: size=8 align=4, 39 units: src/u00.c src/u01.c "
 			       "src/u02.c src/u03.c src/u04.c src/u05.c src/u06.c src/u07.c "
 			       "and 31 more"), "%s", r.out);

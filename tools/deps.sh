@@ -16,7 +16,8 @@
 # g++ and gcc-12-plugin-dev build the GCC plugin (tools/gcc-plugin/);
 # python3-docutils checks Documentation/ (tools/testing/rst-check.py);
 # libhiredis-dev builds uniqd-farm (tools/farm/), redis-server runs its
-# native test (tests/native/farm_cluster.sh); cmake builds a project against
+# native tests (tests/native/test_farm_*.c), socat and openssl the one through
+# a TLS tunnel (test_farm_tls.c); cmake builds a project against
 # the installed libuniqd with find_package(uniqd) (tools/install-check.sh);
 # python3-dev builds the Python package's extension (tools/python/),
 # python3-pytest runs its native test, mypy checks its type hints there and
@@ -33,7 +34,7 @@ want=(qemu-system-x86 busybox-static cpio gcc make libc6-dev kmod xz-utils rsync
       linux-source-6.12 build-essential liblmdb-dev
       linux-image-rt-amd64 linux-headers-rt-amd64
       debhelper dh-dkms lintian dpkg-dev debootstrap e2fsprogs
-      g++ gcc-12-plugin-dev python3-docutils libhiredis-dev redis-server cmake
+      g++ gcc-12-plugin-dev python3-docutils libhiredis-dev redis-server socat openssl cmake
       python3-dev python3-pytest dh-python mypy llvm-19-dev libmlir-19-dev mlir-19-tools)
 
 missing=()

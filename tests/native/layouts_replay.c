@@ -7,7 +7,8 @@
  * back to their content and gives equal content one handle, as a uniqd
  * pool would. tools/testing/plugin-check.sh drives it.
  *
- *	layouts_replay [--json|--format=FMT] [--strict] LOG...  the report, its exit status
+ *	layouts_replay [--json|--format=FMT] [--strict] LOG...  the check's output (GCC's
+ *	                                            form by default), its exit status
  *	layouts_replay --print LOG                  CLASS<TAB>CONTENT per line
  */
 #include <stdbool.h>

@@ -2,10 +2,10 @@
 /*
  * `uniqdctl symbols` without a kernel: replays the logs of MLIR plugin runs
  * (table=private, one log per mlir-opt process) into a pool that lives in
- * this process, and runs the checker's own code (symbols.c, included) on
- * it. Each log's handles are private to its process; the replay maps each
- * back to its entry and gives equal content one handle, as a uniqd pool
- * would, translating the handles that contents hold: all of an
+ * this process, and runs the checker's own code (symbols.c and json.c,
+ * included) on it. Each log's handles are private to its process; the
+ * replay maps each back to its entry and gives equal content one handle, as
+ * a uniqd pool would, translating the handles that contents hold: all of an
  * mlir.symbol record, and each MK_REF'd handle of a key=handles type or
  * attribute. tools/testing/mlir-check.sh drives it.
  *
@@ -19,6 +19,7 @@
  */
 #include <stdbool.h>
 
+#include "../../tools/uniqdctl/json.c"
 #include "../../tools/uniqdctl/symbols.c"
 
 #define HANDLE_BASE	(7ULL << 32)

@@ -42,7 +42,7 @@ if bash --norc --noprofile -c '. "$1" && complete -p uniqdctl' _ "$comp" | grep 
 else
 	result "not ok completion.registered: $comp does not register _uniqdctl"
 fi
-check commands 'save snapshot stats ' uniqdctl s
+check commands 'save snapshot stats symbols ' uniqdctl s
 check commands-after-options 'layouts lookup ' uniqdctl --pool build -j l
 check options '--seconds --share-all --share-group --strict ' uniqdctl --s
 check format 'gcc json sarif text ' uniqdctl --format ''

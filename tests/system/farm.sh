@@ -192,7 +192,7 @@ split_build() {
 		layouts_of "$m"
 		rc=$?
 		[ "$rc" -eq 1 ] || { cat "$work/layouts-$m"; echo "$m after the pull: layouts exit $rc, not 1"; return 1; }
-		grep -q '^struct item@include/item.h:[0-9]*: ABI mismatch' "$work/layouts-$m" ||
+		grep -q '^include/item.h:[0-9]*: error: struct item: ABI mismatch' "$work/layouts-$m" ||
 			{ cat "$work/layouts-$m"; return 1; }
 		in_m "$m" uniqdctl -p farm classes | awk '{ print $3, $2 }' | sort > "$work/classes-$m"
 	done
@@ -208,7 +208,7 @@ split_build() {
 	done
 	layouts_of r
 	rc=$?
-	[ "$rc" -ne 1 ] || ! grep -q '^struct item@include/item.h:[0-9]*: ABI mismatch' "$work/layouts-r" ||
+	[ "$rc" -ne 1 ] || ! grep -q '^include/item.h:[0-9]*: error: struct item: ABI mismatch' "$work/layouts-r" ||
 		{ echo "untranslated records found the mismatch too: the check proves nothing"; return 1; }
 }
 check split-build split_build

@@ -105,7 +105,7 @@ planted() {
 	rc=$?
 	cat "$home/layouts-demo.txt"
 	[ "$rc" -eq 1 ] || { echo "uniqdctl layouts: exit $rc, not 1"; return 1; }
-	grep -q '^struct item@include/item.h:[0-9]*: ABI mismatch' "$home/layouts-demo.txt" ||
+	grep -q '^include/item.h:[0-9]*: error: struct item: ABI mismatch' "$home/layouts-demo.txt" ||
 		{ echo "struct item is not reported as an ABI mismatch"; return 1; }
 }
 # The holders run in this shell: check() runs its function in a subshell.

@@ -12,10 +12,11 @@
 # its results and judges them itself.
 #
 # test_farm_cluster starts three redis-server nodes, test_farm_auth one
-# with a password (both use redis-cli):
+# with a password (both use redis-cli), test_farm_tls one that speaks TLS
+# only, behind socat's tunnel, with certificates openssl makes:
 # without them it is skipped, with a "skip" line that says so and counts
-# (redis-server is in tools/deps.sh and in debian/control's Build-Depends
-# unless the build profile is nocheck).
+# (redis-server, socat and openssl are in tools/deps.sh and in
+# debian/control's Build-Depends unless the build profile is nocheck).
 #
 # test_python runs pytest on the Python package (tools/python/tests/,
 # mk/python.mk); without pytest for that python3 it is skipped the same way
@@ -30,16 +31,21 @@ emit() { echo "$*" | tee -a "$all"; }
 for t in "$dir"/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
-	if [ "$name" = test_farm_cluster ] || [ "$name" = test_farm_auth ]; then
+	case $name in
+	test_farm_cluster|test_farm_auth|test_farm_tls)
+		needs="redis-server redis-cli" from="Debian's redis-server"
+		if [ "$name" = test_farm_tls ]; then
+			needs+=" socat openssl" from+=", socat, openssl"
+		fi
 		missing=
-		for p in redis-server redis-cli; do
+		for p in $needs; do
 			command -v "$p" >/dev/null || missing+=" $p"
 		done
 		if [ -n "$missing" ]; then
-			emit "skip native:exit.$name: not run, no$missing (Debian's redis-server; tools/deps.sh)"
+			emit "skip native:exit.$name: not run, no$missing ($from; tools/deps.sh)"
 			continue
-		fi
-	fi
+		fi ;;
+	esac
 	if [ "$name" = test_python ]; then
 		py=$(sed -n 's/^\(.*\) -m pytest .*/\1/p' "$t")
 		if ! "${py:-python3}" -c 'import pytest' 2>/dev/null; then

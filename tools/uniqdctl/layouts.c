@@ -9,10 +9,11 @@
  * alignment, an offset, a bit size, a type) from a difference in names
  * alone (glibc's struct tm: __tm_gmtoff or tm_gmtoff by feature macros).
  *
- * Output (--format): the report (text), GCC's diagnostic form
- * (FILE:LINE: error: ..., for editors and CI problem matchers), JSON, or
- * SARIF 2.1.0. Notes on standard error say which units the plugin saw
- * that published no layout, and why.
+ * Output (--format): GCC's diagnostic form by default (FILE:LINE: error:
+ * ..., FILE:LINE: note: ..., as editors and CI problem matchers read it),
+ * the report member by member (text), JSON, or SARIF 2.1.0. Notes on
+ * standard error say which units the plugin saw that published no layout,
+ * and why.
  *
  * Exit status: 0 no ABI mismatch, 1 an ABI mismatch (with --strict any
  * mismatch), 2 an error.
@@ -33,7 +34,7 @@
 #define EXIT_MISMATCH	1
 #define EXIT_ERROR	2
 
-/* Units listed per layout in the text output; --json lists all. */
+/* Units listed per layout in the gcc and text output; --json lists all. */
 #define SHOW_UNITS	8
 
 enum diff { SAME, NAMES, ABI };
@@ -585,7 +586,8 @@ static void layout_words(FILE *f, const struct layout *l)
 		fprintf(f, "unreadable: %.*s", (int)l->len, l->text);
 }
 
-/* GCC's diagnostic form, as editors and CI problem matchers read it:
+/* GCC's diagnostic form, as editors and CI problem matchers read it (the
+ * default):
  *	FILE:LINE: error: TYPE: ABI mismatch, N layouts
  *	FILE:LINE: note: layout 1 (size=8 align=4) in 2 units: a.c c.c
  *	FILE:LINE: note: b.c: layout 2 (size=24 align=8), differs in trace, flags
@@ -769,6 +771,8 @@ static void print_sarif(struct ctx *c)
 
 static const char mark_char[] = { ' ', '~', '!' };
 
+/* --format=text: each layout, its units and its members, a member that
+ * differs from another layout's marked '!' (ABI) or '~' (names). */
 static void print_text(struct ctx *c)
 {
 	for (size_t i = 0; i < c->nr; i++) {

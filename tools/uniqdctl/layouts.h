@@ -10,8 +10,8 @@
 #include <stdbool.h>
 
 enum layouts_format {
-	LAYOUTS_TEXT,		/* the report */
-	LAYOUTS_GCC,		/* FILE:LINE: error: ..., GCC's diagnostic form */
+	LAYOUTS_GCC,		/* FILE:LINE: error: ..., GCC's diagnostic form (default) */
+	LAYOUTS_TEXT,		/* the report, member by member */
 	LAYOUTS_JSON,
 	LAYOUTS_SARIF,		/* SARIF 2.1.0 */
 };

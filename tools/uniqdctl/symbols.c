@@ -26,6 +26,7 @@
 
 #include "libuniqd.h"
 #include "../mlir/mlir_keys.h"
+#include "json.h"
 #include "symbols.h"
 
 #define EXIT_MISMATCH	1
@@ -189,21 +190,6 @@ static int cmp_rec(const void *a, const void *b)
 	return c ? c : cmp_u64(x->s.module, y->s.module);
 }
 
-/* A JSON string of bytes that are text. */
-static void sym_json(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 /* One symbol of one family: records R[0..N), sorted by type. */
 static void check_group(struct ctx *c, struct rec *r, size_t n)
 {
@@ -244,11 +230,11 @@ static void check_group(struct ctx *c, struct rec *r, size_t n)
 		if (c->o->json) {
 			printf("%s{\"symbol\":", c->json_first ? "" : ",");
 			c->json_first = 0;
-			sym_json(name);
+			json_cstr(stdout, name);
 			printf(",\"family\":\"%s\",\"loc\":", r[i].family == 1 ? "llvm.func" : "func.func");
-			sym_json(loc);
+			json_cstr(stdout, loc);
 			printf(",\"definition\":%s,\"type\":", r[i].def ? "true" : "false");
-			sym_json(type);
+			json_cstr(stdout, type);
 			printf(",\"differs\":%s}", r[i].s.type == r[ref].s.type ? "false" : "true");
 		} else {
 			printf("%s: error: '%s' is %s here with type %s, but %s %s it with type %s\n",
@@ -297,7 +283,7 @@ int cmd_symbols(const struct symbols_opts *o, int argc, char **argv)
 
 	if (o->json) {
 		printf("{\"pool\":");
-		sym_json(o->pool);
+		json_cstr(stdout, o->pool);
 		printf(",\"reports\":[");
 	}
 	for (size_t i = 0; i < r.n;) {

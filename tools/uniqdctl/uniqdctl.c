@@ -56,6 +56,7 @@ static struct {
 	double seconds;
 	const char *refs;	/* merge: classes of handle records */
 	enum layouts_format format;	/* --format (layouts); json also sets json */
+	bool format_given;		/* --format or --json on the command line */
 } opt;
 
 static const char *prog = "uniqdctl";
@@ -105,9 +106,10 @@ static void usage(FILE *f)
 "  -x, --hex            keys and printed content are hexadecimal\n"
 "      --raw            resolve: write the content bytes alone\n"
 "  -j, --json           print JSON (--format=json)\n"
-"      --format FMT     text (default), json; layouts also gcc (FILE:LINE:\n"
-"                       error: ..., as GCC, editors and CI problem matchers\n"
-"                       read it) and sarif (SARIF 2.1.0)\n"
+"      --format FMT     text (default) or json; layouts: gcc (default;\n"
+"                       FILE:LINE: error: ..., as GCC, editors and CI problem\n"
+"                       matchers read it), text (each layout member by\n"
+"                       member), json or sarif (SARIF 2.1.0)\n"
 "  -e, --existing       never create the pool (the default except for\n"
 "                       intern and hold)\n"
 "  -n, --new            fail if the pool exists\n"
@@ -1358,11 +1360,16 @@ int main(int argc, char **argv)
 		case O_RAW: opt.raw = true; break;
 		case O_STRICT: opt.strict = true; break;
 		case O_REFS: opt.refs = optarg; break;
-		case 'j': opt.json = true; opt.format = LAYOUTS_JSON; break;
+		case 'j':
+			opt.json = true;
+			opt.format = LAYOUTS_JSON;
+			opt.format_given = true;
+			break;
 		case O_FORMAT:
 			if (layouts_format_parse(optarg, &opt.format))
-				die_usage("--format: '%s' is not text, gcc, json or sarif", optarg);
+				die_usage("--format: '%s' is not gcc, text, json or sarif", optarg);
 			opt.json = opt.format == LAYOUTS_JSON;
+			opt.format_given = true;
 			break;
 		case 'e': opt.existing = true; break;
 		case 'n': opt.create_new = true; break;
@@ -1406,7 +1413,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	cmd = argv[optind++];
-	if ((opt.format == LAYOUTS_GCC || opt.format == LAYOUTS_SARIF) && strcmp(cmd, "layouts"))
+	if (opt.format_given && (opt.format == LAYOUTS_GCC || opt.format == LAYOUTS_SARIF) &&
+	    strcmp(cmd, "layouts"))
 		die_usage("--format=%s is for layouts; %s takes text or json",
 			  opt.format == LAYOUTS_GCC ? "gcc" : "sarif", cmd);
 	argc -= optind;
