@@ -75,6 +75,19 @@ protected:
     return configure(cfg, given);
   }
 
+  // Both passes: nothing of the module changes; the options, then the
+  // pass's own walk (PassT::run) unless the plugin is off.
+  void runOnOperation() final {
+    this->markAllAnalysesPreserved();
+    Config cfg;
+    if (!setUp(cfg))
+      return;
+    Collector c(cfg.key, maxKeyLen(cfg));
+    if (isOff())
+      return;
+    static_cast<PassT *>(this)->run(this->getOperation(), cfg, c);
+  }
+
   // The module's name: its file relative to the working directory (and
   // its first line, for a piece of --split-input-file).
   static std::string unitOf(mlir::ModuleOp m) {
@@ -95,15 +108,7 @@ public:
            "(Documentation/mlir.rst)";
   }
 
-  void runOnOperation() final {
-    markAllAnalysesPreserved();
-    Config cfg;
-    if (!setUp(cfg))
-      return;
-    mlir::ModuleOp m = getOperation();
-    Collector c(cfg.key, maxKeyLen(cfg));
-    if (isOff())
-      return;
+  void run(mlir::ModuleOp m, const Config &cfg, Collector &c) {
     m->walk([&](mlir::Operation *op) {
       for (mlir::Type t : op->getResultTypes())
         c.type(t);
@@ -136,15 +141,7 @@ public:
            "with its function type, in a uniqd pool (uniqdctl symbols checks them)";
   }
 
-  void runOnOperation() final {
-    markAllAnalysesPreserved();
-    Config cfg;
-    if (!setUp(cfg))
-      return;
-    mlir::ModuleOp m = getOperation();
-    Collector c(cfg.key, maxKeyLen(cfg));
-    if (isOff())
-      return;
+  void run(mlir::ModuleOp m, const Config &cfg, Collector &c) {
     std::string unit = unitOf(m);
     struct Seen {
       size_t name, kind, loc; // indexes into keys
