@@ -19,7 +19,7 @@
 
 BENCH_LIBUNIQD := $(LIBUNIQD_A)
 BENCH_PROGS := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/ub_*.c))
-BENCH_COMMON := tools/bench/ubench.c tools/bench/ubench.h
+BENCH_COMMON := tools/bench/ubench.c tools/bench/ubench.h $(TESTLIB_HDRS)
 # The newest Debian linux-headers tree: its include/ is the corpus.
 BENCH_HEADERS ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-common/include)))
 

@@ -349,7 +349,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 		}
 		for (t = a; t < b; t++) {
 			const struct tok *k = &toks[t];
-			uint64_t h;
+			__u64 h;
 			bool created;
 
 			switch (m) {
@@ -360,7 +360,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 				uncached += k->len > 256;
 				break;
 			case M_IOCTL:
-				if (ub_uniqd_intern(fd, cls[k->cls], k->data, k->len, &h))
+				if (ut_intern(fd, cls[k->cls], k->data, k->len, &h, NULL))
 					h = 0;
 				break;
 			default:
@@ -516,7 +516,7 @@ static void warm(int fd)
 			n++;
 		}
 		if (n == 256 || (t == ntoks && n)) {
-			if (ub_uniqd_batch(fd, batch, n))
+			if (ut_batch(fd, batch, n))
 				ub_die("INTERN_BATCH: %s", strerror(errno));
 			n = 0;
 		}
@@ -613,7 +613,7 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 			ok = false;
 	}
 	if (fd >= 0) {
-		if (ub_uniqd_stats(fd, &st))
+		if (ut_stats(fd, &st))
 			ok = false;
 		total.entries = st.entries;
 		close(fd);

@@ -53,7 +53,8 @@ static int work(enum work w, const struct ub_keys *keys, const uint32_t *order,
 		uint32_t nkeys, uint64_t ops, unsigned int me)
 {
 	struct uniqd_key batch[256];
-	uint64_t i, h;
+	uint64_t i;
+	__u64 h;
 	uint32_t len, cls = 0;
 	int fd = -1;
 
@@ -71,14 +72,14 @@ static int work(enum work w, const struct ub_keys *keys, const uint32_t *order,
 		case W_OWNCLASS:
 			/* Process p takes the keys p, p + 2, ...: its own. */
 			k = ub_key(keys, 2 * order[i % nkeys] + me, &len);
-			if (ub_uniqd_intern(fd, cls, k, len, &h))
+			if (ut_intern(fd, cls, k, len, &h, NULL))
 				return -1;
 			i++;
 			break;
 		case W_HIT:
 		case W_NEW:
 			k = ub_key(keys, order[i % nkeys], &len);
-			if (ub_uniqd_intern(fd, cls, k, len, &h))
+			if (ut_intern(fd, cls, k, len, &h, NULL))
 				return -1;
 			i++;
 			break;
@@ -90,7 +91,7 @@ static int work(enum work w, const struct ub_keys *keys, const uint32_t *order,
 				batch[j].data = (uintptr_t)k;
 				batch[j].len = len;
 			}
-			if (ub_uniqd_batch(fd, batch, 256))
+			if (ut_batch(fd, batch, 256))
 				return -1;
 			i += 256;
 			break;

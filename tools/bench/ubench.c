@@ -225,55 +225,22 @@ void ub_compare(struct ub_case *cases, unsigned int n, unsigned int rounds,
 
 int ub_uniqd_open(const char *pool)
 {
-	struct uniqd_attach a;
-	int fd = open(UNIQD_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	int fd = ut_open();
 
 	if (fd < 0)
 		ub_die("open %s: %s", UNIQD_DEVICE_PATH, strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.name = (uintptr_t)pool;
-	a.name_len = strlen(pool);
-	if (ioctl(fd, UNIQD_IOC_ATTACH, &a))
+	if (ut_attach(fd, pool, 0))
 		ub_die("attach %s: %s", pool, strerror(errno));
 	return fd;
 }
 
 uint32_t ub_uniqd_class(int fd, const char *name)
 {
-	struct uniqd_class c;
+	__u32 id;
 
-	memset(&c, 0, sizeof(c));
-	c.name = (uintptr_t)name;
-	c.name_len = strlen(name);
-	if (ioctl(fd, UNIQD_IOC_CLASS, &c))
+	if (ut_class_full(fd, name, 0, &id, NULL))
 		ub_die("class %s: %s", name, strerror(errno));
-	return c.class_id;
-}
-
-int ub_uniqd_intern(int fd, uint32_t cls, const void *data, uint32_t len,
-		    uint64_t *handle)
-{
-	struct uniqd_key k = {
-		.class_id = cls, .data = (uintptr_t)data, .len = len,
-	};
-
-	if (ioctl(fd, UNIQD_IOC_INTERN, &k))
-		return -1;
-	*handle = k.handle;
-	return 0;
-}
-
-int ub_uniqd_batch(int fd, struct uniqd_key *keys, uint32_t n)
-{
-	struct uniqd_batch b = {
-		.keys = (uintptr_t)keys, .count = n,
-		.key_size = sizeof(*keys),
-	};
-
-	while (ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b))
-		if (errno != EINTR)
-			return -1;
-	return 0;
+	return id;
 }
 
 void ub_uniqd_intern_all(int fd, uint32_t cls, const struct ub_keys *k,
@@ -291,15 +258,9 @@ void ub_uniqd_intern_all(int fd, uint32_t cls, const struct ub_keys *k,
 			batch[j].data = (uintptr_t)ub_key(k, i + j, &len);
 			batch[j].len = len;
 		}
-		if (ub_uniqd_batch(fd, batch, m))
+		if (ut_batch(fd, batch, m))
 			ub_die("INTERN_BATCH: %s", strerror(errno));
 	}
-}
-
-int ub_uniqd_stats(int fd, struct uniqd_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	return ioctl(fd, UNIQD_IOC_STATS, st);
 }
 
 /* ---- the in-process interner -------------------------------------------- */

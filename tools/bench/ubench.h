@@ -18,6 +18,8 @@
 
 #include <linux/uniqd.h>
 
+#include "lib/ut_ioctl.h"	/* the raw ioctl wrappers (test-support library) */
+
 /* ---- output and time ---------------------------------------------------- */
 
 void ub_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -77,16 +79,16 @@ void ub_compare(struct ub_case *cases, unsigned int n, unsigned int rounds,
 
 /* ---- uniqd ioctls ------------------------------------------------------ */
 
-int ub_uniqd_open(const char *pool);	/* dies on failure */
+/*
+ * The raw wrappers are the test-support library's (tests/lib/ut_ioctl.h:
+ * ut_intern(), ut_batch(), ut_stats(), ...); these few die on failure, as
+ * a benchmark's set-up does.
+ */
+int ub_uniqd_open(const char *pool);	/* ATTACHed to @pool */
 uint32_t ub_uniqd_class(int fd, const char *name);
-int ub_uniqd_intern(int fd, uint32_t cls, const void *data, uint32_t len,
-		    uint64_t *handle);
-/* INTERN_BATCH of @n keys (all filled in), restarting on EINTR. */
-int ub_uniqd_batch(int fd, struct uniqd_key *keys, uint32_t n);
-/* INTERN keys [0, n) of @k in class @cls, 256 a batch; dies on failure. */
+/* INTERN keys [0, n) of @k in class @cls, 256 a batch. */
 void ub_uniqd_intern_all(int fd, uint32_t cls, const struct ub_keys *k,
 			 uint32_t n);
-int ub_uniqd_stats(int fd, struct uniqd_stats *st);
 
 /* ---- the in-process interner -------------------------------------------- */
 
