@@ -79,7 +79,7 @@ bench-build-corpus: $(B)/bench-host/tokenize
 # Natively, with its own fake device (uq_sys_*) in front of libuniqd.a.
 $(B)/bench-host/replay_native: tools/bench/replay_native.c $(BENCH_COMMON) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(USER_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -g -pthread $< tools/bench/ubench.c $(LIBUNIQD_A) $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) -g -pthread $< tools/bench/ubench.c $(USER_OBJS) $(LIBUNIQD_A) -o $@
 
 $(B)/bench-data/corpus.bin: $(B)/bench-host/tokenize
 	@test -n "$(BENCH_HEADERS)" || { echo "bench: no /usr/src/linux-headers-*-common/include (install linux-headers-amd64)"; exit 1; }
