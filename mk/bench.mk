@@ -19,7 +19,11 @@
 
 BENCH_LIBUNIQD := $(LIBUNIQD_A)
 BENCH_PROGS := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/ub_*.c))
-BENCH_COMMON := tools/bench/ubench.c tools/bench/ubench.h $(TESTLIB_HDRS)
+# What every benchmark program is built with: the shared code (ubench.c,
+# and corpus.c, the one reader of the token corpus) and the test-support
+# library's headers (tests/lib/).
+BENCH_SRCS := tools/bench/ubench.c tools/bench/corpus.c
+BENCH_COMMON := $(BENCH_SRCS) tools/bench/ubench.h tools/bench/corpus.h $(TESTLIB_HDRS)
 # The newest Debian linux-headers tree: its include/ is the corpus.
 BENCH_HEADERS ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-common/include)))
 
@@ -33,7 +37,7 @@ userspace: bench-progs
 
 $(B)/bench-bin/%: tools/bench/%.c $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(BENCH_LIBUNIQD)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) $< tools/bench/ubench.c $(BENCH_EXTRA) $(USER_OBJS) $(BENCH_LIBUNIQD) -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) $< $(BENCH_SRCS) $(BENCH_EXTRA) $(USER_OBJS) $(BENCH_LIBUNIQD) -o $@
 
 # LMDB, the peer in ub_corpus and ub_micro: Debian's liblmdb-dev
 # (tools/deps.sh), its liblmdb.a linked in like everything the guest runs.
@@ -56,7 +60,7 @@ $(B)/bench-lib-c4k/libuniqd.a: $(BENCH_C4K_OBJS)
 
 $(B)/bench-bin/ub_corpus_c4k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(B)/bench-lib-c4k/libuniqd.a
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_c4k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(USER_OBJS) $(B)/bench-lib-c4k/libuniqd.a -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_c4k"' $< $(BENCH_SRCS) tools/bench/ubench_lmdb.c -llmdb $(USER_OBJS) $(B)/bench-lib-c4k/libuniqd.a -o $@
 
 # The variants are built for make bench only (bench.sh), not by make all;
 # a variant left in build/bench-bin by an older tree is removed, or the
@@ -79,7 +83,7 @@ bench-build-corpus: $(B)/bench-host/tokenize
 # Natively, with its own fake device (uq_sys_*) in front of libuniqd.a.
 $(B)/bench-host/replay_native: tools/bench/replay_native.c $(BENCH_COMMON) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(USER_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -g -pthread $< tools/bench/ubench.c $(USER_OBJS) $(LIBUNIQD_A) -o $@
+	$(CC) $(USER_CFLAGS) -g -pthread $< $(BENCH_SRCS) $(USER_OBJS) $(LIBUNIQD_A) -o $@
 
 $(B)/bench-data/corpus.bin: $(B)/bench-host/tokenize
 	@test -n "$(BENCH_HEADERS)" || { echo "bench: no /usr/src/linux-headers-*-common/include (install linux-headers-amd64)"; exit 1; }

@@ -44,67 +44,28 @@
 #include "blake3.h"
 #include "internal.h"
 #include "libuniqd.h"
+#include "corpus.h"
 #include "ubench.h"
 
 #define MAXPROCS	8
 /* uniqd/map.h: the first index array, 2^10 slots. */
 #define UNIQD_MAP_INDEX_MIN_LOG2	10U
 
-/* ---- the corpus (the format of tokenize.c) -------------------------------- */
+/* ---- the corpus (corpus.h) ---------------------------------------------- */
 
-struct tok {
-	const uint8_t *data;
-	uint16_t len;
-	uint8_t cls;
-};
-
-static struct tok *toks;
+static struct ub_tok *toks;
 static uint64_t ntoks, *unit_first;
 static uint32_t nunits;
 
 static void load(const char *path)
 {
-	struct stat st;
-	uint8_t *buf, *p, *end;
-	uint64_t t = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct ub_corpus c;
 
-	if (fd < 0 || fstat(fd, &st))
-		ub_die("%s: %s", path, strerror(errno));
-	buf = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	if (buf == MAP_FAILED || st.st_size < 32 || memcmp(buf, "UBCORP01", 8))
-		ub_die("%s: not a corpus", path);
-	close(fd);
-	memcpy(&nunits, buf + 8, 4);
-	memcpy(&ntoks, buf + 16, 8);
-	toks = ub_alloc(ntoks * sizeof(*toks));
-	unit_first = ub_alloc(((size_t)nunits + 1) * sizeof(*unit_first));
-	p = buf + 32;
-	end = buf + st.st_size;
-	for (uint32_t f = 0; f < nunits; f++) {
-		uint32_t n;
-
-		if (p + 4 > end)
-			ub_die("truncated");
-		memcpy(&n, p, 4);
-		p += 4;
-		unit_first[f] = t;
-		for (uint32_t i = 0; i < n; i++, t++) {
-			uint16_t len;
-
-			if (p + 4 > end || t >= ntoks)
-				ub_die("truncated");
-			memcpy(&len, p + 2, 2);
-			toks[t].cls = p[0];
-			toks[t].len = len;
-			toks[t].data = p + 4;
-			p += 4 + len;
-		}
-	}
-	unit_first[nunits] = t;
-	if (t != ntoks)
-		ub_die("corpus: %llu tokens, header says %llu",
-		       (unsigned long long)t, (unsigned long long)ntoks);
+	ub_corpus_load(&c, path);
+	toks = c.toks;
+	ntoks = c.ntoks;
+	unit_first = c.unit_first;
+	nunits = c.nunits;
 }
 
 /* ---- the model of the device and its mapped pool --------------------------- */
@@ -422,7 +383,7 @@ static void compile(enum mode m, unsigned int me, unsigned int procs,
 	t0 = ub_now();
 	for (uint32_t f = me; f < nunits; f += procs) {
 		for (uint64_t t = unit_first[f]; t < unit_first[f + 1]; t++) {
-			const struct tok *k = &toks[t];
+			const struct ub_tok *k = &toks[t];
 			uint64_t h;
 			bool created;
 

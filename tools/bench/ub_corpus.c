@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "libuniqd.h"
+#include "corpus.h"
 #include "ubench.h"
 #include "ubench_lmdb.h"
 
@@ -94,13 +95,7 @@ static const char *const mode_name[M_COUNT] = {
 	"uniqd_lib_nomap" UB_LIB_VARIANT, "uniqd_lib_warm" UB_LIB_VARIANT,
 };
 
-struct tok {
-	const uint8_t *data;
-	uint16_t len;
-	uint8_t cls;		/* 1 ident, 2 string */
-};
-
-static struct tok *toks;
+static struct ub_tok *toks;
 static uint64_t ntoks, corpus_bytes;
 /*
  * Each unit's time in the run going on (shared with the processes, which
@@ -114,59 +109,14 @@ static uint32_t nfiles;
 
 static void load(const char *path)
 {
-	struct stat st;
-	uint8_t *buf, *p, *end;
-	uint64_t t = 0;
-	uint32_t f;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct ub_corpus c;
 
-	if (fd < 0 || fstat(fd, &st))
-		ub_die("%s: %s", path, strerror(errno));
-	buf = ub_alloc(st.st_size);
-	for (off_t off = 0; off < st.st_size;) {
-		ssize_t n = read(fd, buf + off, st.st_size - off);
-
-		if (n <= 0)
-			ub_die("%s: short read", path);
-		off += n;
-	}
-	close(fd);
-	if (st.st_size < 32 || memcmp(buf, "UBCORP01", 8))
-		ub_die("%s: not a corpus", path);
-	memcpy(&nfiles, buf + 8, 4);
-	memcpy(&ntoks, buf + 16, 8);
-	memcpy(&corpus_bytes, buf + 24, 8);
-	toks = ub_alloc(ntoks * sizeof(*toks));
-	file_first = ub_alloc(((size_t)nfiles + 1) * sizeof(*file_first));
-	p = buf + 32;
-	end = buf + st.st_size;
-	for (f = 0; f < nfiles; f++) {
-		uint32_t n, i;
-
-		if (p + 4 > end)
-			ub_die("%s: truncated", path);
-		memcpy(&n, p, 4);
-		p += 4;
-		file_first[f] = t;
-		for (i = 0; i < n; i++) {
-			uint16_t len;
-
-			if (p + 4 > end || t >= ntoks)
-				ub_die("%s: truncated", path);
-			memcpy(&len, p + 2, 2);
-			toks[t].cls = p[0];
-			toks[t].len = len;
-			toks[t].data = p + 4;
-			p += 4 + len;
-			if (p > end)
-				ub_die("%s: truncated", path);
-			t++;
-		}
-	}
-	file_first[nfiles] = t;
-	if (t != ntoks)
-		ub_die("%s: %llu tokens, header says %llu", path,
-		       (unsigned long long)t, (unsigned long long)ntoks);
+	ub_corpus_load(&c, path);
+	toks = c.toks;
+	ntoks = c.ntoks;
+	corpus_bytes = c.bytes;
+	file_first = c.unit_first;
+	nfiles = c.nunits;
 }
 
 struct result {
@@ -348,7 +298,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 			continue;
 		}
 		for (t = a; t < b; t++) {
-			const struct tok *k = &toks[t];
+			const struct ub_tok *k = &toks[t];
 			__u64 h;
 			bool created;
 
