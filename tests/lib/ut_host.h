@@ -26,6 +26,19 @@
 #include <unistd.h>
 
 /*
+ * Wait for the child @pid: its exit status, 128 + the signal that killed
+ * it, or -1.
+ */
+static inline int ut_wait(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
  * Run @fn in a child with the given credentials (groups may be NULL);
  * returns the child's exit status, or -1.
  */
@@ -33,7 +46,6 @@ static inline int ut_run_as(uid_t uid, gid_t gid, int ngroups,
 			    const gid_t *groups, int (*fn)(void *), void *arg)
 {
 	pid_t pid;
-	int st;
 
 	fflush(stdout);
 	pid = fork();
@@ -45,9 +57,7 @@ static inline int ut_run_as(uid_t uid, gid_t gid, int ngroups,
 			_exit(120);
 		_exit(fn(arg));
 	}
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return ut_wait(pid);
 }
 
 /* A module parameter of the loaded uniqd, or -1. */
@@ -145,7 +155,7 @@ static inline int ut_cgroup_join(const char *name)
 static inline int ut_rmmod(void)
 {
 	pid_t pid;
-	int st, null;
+	int null;
 
 	fflush(stdout);
 	pid = fork();
@@ -161,9 +171,7 @@ static inline int ut_rmmod(void)
 		execl("/bin/rmmod", "rmmod", "uniqd", (char *)NULL);
 		_exit(127);
 	}
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return ut_wait(pid);
 }
 
 /* libuniqd was told not to map pools (UNIQD_NOMAP). */
@@ -181,7 +189,6 @@ static inline int ut_nomap(void)
 static inline int ut_rerun_nomap(char **argv)
 {
 	pid_t pid;
-	int st;
 
 	fflush(stdout);
 	pid = fork();
@@ -190,9 +197,9 @@ static inline int ut_rerun_nomap(char **argv)
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+	if (pid < 0)
 		return 1;
-	return !WIFEXITED(st) || WEXITSTATUS(st);
+	return ut_wait(pid) != 0;
 }
 
 #endif /* UNIQD_TESTS_LIB_UT_HOST_H */

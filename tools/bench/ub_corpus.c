@@ -474,18 +474,56 @@ static void warm(int fd)
 	ub_interner_free(seen);
 }
 
+/* What each process of a run is given; the child's own verify file. */
+struct job {
+	enum mode m;
+	unsigned int procs;
+	bool verify;
+};
+static int job_hfd = -1;
+
+static int job_setup(unsigned int p, void *arg)
+{
+	struct job *j = arg;
+	char path[64];
+
+	if (!j->verify)
+		return 0;
+	snprintf(path, sizeof(path), "/tmp/ub_corpus.%u", p);
+	job_hfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	return job_hfd < 0 ? -1 : 0;
+}
+
+static int job_run(unsigned int p, void *arg, void *res)
+{
+	struct job *j = arg;
+	struct result *r = res;
+
+	r->status = 'k';
+	r->ns = ub_now();
+	if (compile(j->m, p, j->procs, job_hfd, r))
+		r->status = 'f';
+	r->ns = ub_now() - r->ns;
+	return r->status == 'k' ? 0 : -1;
+}
+
 static void run(enum mode m, unsigned int procs, unsigned int round, bool verify)
 {
 	struct result res[MAXPROCS], total = { 0 };
 	struct uniqd_stats st = { 0 };
-	int go[2], done[2], fd = -1;
-	pid_t pid[MAXPROCS];
-	uint64_t t0, t1;
+	struct job job = { .m = m, .procs = procs };
+	struct ub_procs pr = {
+		.n = procs, .setup = job_setup, .run = job_run, .arg = &job,
+		.res_size = sizeof(struct result),
+	};
+	uint64_t ns;
 	unsigned int p;
 	bool ok = true;
+	int fd = -1;
 
 	if (m == M_PRIVATE || m == M_PRIVATE_FAST)
 		verify = false;
+	job.verify = verify;
 	snprintf(pool_name, sizeof(pool_name), "ubench-corpus-%u-%s-%u", round,
 		 mode_name[m], procs);
 	if (m == M_LMDB)
@@ -498,69 +536,17 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 		if (m == M_LIB_WARM)
 			warm(fd);
 	}
-	if (pipe(go) || pipe(done))
-		ub_die("pipe: %s", strerror(errno));
+	memset(res, 0, sizeof(res));
+	ns = ub_procs_run(&pr, res);
+	if (!ns)
+		ok = false;
 	for (p = 0; p < procs; p++) {
-		pid[p] = fork();
-		if (pid[p] < 0)
-			ub_die("fork: %s", strerror(errno));
-		if (!pid[p]) {
-			struct result r = { .status = 'k' };
-			int hfd = -1;
-			char c;
-
-			close(go[1]);
-			close(done[0]);
-			if (verify) {
-				char path[64];
-
-				snprintf(path, sizeof(path), "/tmp/ub_corpus.%u", p);
-				hfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-				if (hfd < 0)
-					_exit(2);
-			}
-			if (read(go[0], &c, 1) != 1)
-				_exit(2);
-			r.ns = ub_now();
-			if (compile(m, p, procs, hfd, &r))
-				r.status = 'f';
-			r.ns = ub_now() - r.ns;
-			if (write(done[1], &r, sizeof(r)) != sizeof(r))
-				_exit(2);
-			if (hfd >= 0)
-				close(hfd);
-			_exit(r.status == 'k' ? 0 : 1);
-		}
-	}
-	close(go[0]);
-	close(done[1]);
-	usleep(50000);
-	t0 = ub_now();
-	for (p = 0; p < procs; p++)
-		if (write(go[1], "g", 1) != 1)
-			ok = false;
-	for (p = 0; p < procs; p++) {
-		if (read(done[0], &res[p], sizeof(res[p])) != sizeof(res[p]) ||
-		    res[p].status != 'k')
-			ok = false;
-		else {
-			total.entries += res[p].entries;
-			total.cache_hits += res[p].cache_hits;
-			total.cache_misses += res[p].cache_misses;
-			total.map_hits += res[p].map_hits;
-			total.map_misses += res[p].map_misses;
-			total.syscalls += res[p].syscalls;
-		}
-	}
-	t1 = ub_now();
-	close(go[1]);
-	close(done[0]);
-	for (p = 0; p < procs; p++) {
-		int s;
-
-		waitpid(pid[p], &s, 0);
-		if (!WIFEXITED(s) || WEXITSTATUS(s))
-			ok = false;
+		total.entries += res[p].entries;
+		total.cache_hits += res[p].cache_hits;
+		total.cache_misses += res[p].cache_misses;
+		total.map_hits += res[p].map_hits;
+		total.map_misses += res[p].map_misses;
+		total.syscalls += res[p].syscalls;
 	}
 	if (fd >= 0) {
 		if (ut_stats(fd, &st))
@@ -588,7 +574,7 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 		}
 		ub_out("%s mode=%s procs=%u round=%u tokens=%llu ns=%llu entries=%llu bytes=%llu arena=%llu table=%llu cache_hits=%llu cache_misses=%llu units=%u map_hits=%llu map_misses=%llu syscalls=%llu proc_tokens=%s proc_ns=%s",
 		       kind, mode_name[m], procs, round, (unsigned long long)ntoks,
-		       (unsigned long long)(t1 - t0), (unsigned long long)total.entries,
+		       (unsigned long long)ns, (unsigned long long)total.entries,
 		       (unsigned long long)st.bytes, (unsigned long long)st.arena_bytes,
 		       (unsigned long long)st.table_bytes,
 		       (unsigned long long)total.cache_hits,

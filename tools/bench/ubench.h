@@ -77,6 +77,28 @@ struct ub_case {
 void ub_compare(struct ub_case *cases, unsigned int n, unsigned int rounds,
 		double round_ms, double slice_ms);
 
+/* ---- processes started together ---------------------------------------- */
+
+/*
+ * The fork-and-wait harness of the multi-process benchmarks: @n processes
+ * are forked; each runs setup() (may be NULL; non-zero: it fails), waits
+ * for the start, runs run(), whose result (res_size bytes) it sends back,
+ * and exits 0 when run() returned 0. The parent lets them settle (50 ms),
+ * starts them all at once and reads their results into @res (n * res_size
+ * bytes, in the order they arrive). Returns the wall ns from the start to
+ * the last result, or 0 when a process failed (setup() or run() non-zero,
+ * no result, or an exit status other than 0).
+ */
+struct ub_procs {
+	unsigned int n;
+	int (*setup)(unsigned int p, void *arg);
+	int (*run)(unsigned int p, void *arg, void *res);
+	void *arg;
+	size_t res_size;
+};
+
+uint64_t ub_procs_run(const struct ub_procs *pr, void *res);
+
 /* ---- uniqd ioctls ------------------------------------------------------ */
 
 /*
