@@ -51,22 +51,7 @@
 /* uniqd/map.h: the first index array, 2^10 slots. */
 #define UNIQD_MAP_INDEX_MIN_LOG2	10U
 
-/* ---- the corpus (corpus.h) ---------------------------------------------- */
-
-static struct ub_tok *toks;
-static uint64_t ntoks, *unit_first;
-static uint32_t nunits;
-
-static void load(const char *path)
-{
-	struct ub_corpus c;
-
-	ub_corpus_load(&c, path);
-	toks = c.toks;
-	ntoks = c.ntoks;
-	unit_first = c.unit_first;
-	nunits = c.nunits;
-}
+static struct ub_corpus corpus;	/* corpus.h */
 
 /* ---- the model of the device and its mapped pool --------------------------- */
 
@@ -381,9 +366,9 @@ static void compile(enum mode m, unsigned int me, unsigned int procs,
 		local = ub_interner_new(m == R_FAST ? UB_HASH_FAST : UB_HASH_BLAKE3);
 	}
 	t0 = ub_now();
-	for (uint32_t f = me; f < nunits; f += procs) {
-		for (uint64_t t = unit_first[f]; t < unit_first[f + 1]; t++) {
-			const struct ub_tok *k = &toks[t];
+	for (uint32_t f = me; f < corpus.nunits; f += procs) {
+		for (uint64_t t = corpus.unit_first[f]; t < corpus.unit_first[f + 1]; t++) {
+			const struct ub_tok *k = &corpus.toks[t];
 			uint64_t h;
 			bool created;
 
@@ -461,7 +446,7 @@ static void run(enum mode m, unsigned int procs, unsigned int round)
 	       (unsigned long long)(t1 - t0), (unsigned long long)tot.entries,
 	       (unsigned long long)tot.hits, (unsigned long long)tot.misses,
 	       (unsigned long long)tot.map_hits, (unsigned long long)tot.map_misses,
-	       (unsigned long long)tot.syscalls, nunits, kernel_cost,
+	       (unsigned long long)tot.syscalls, corpus.nunits, kernel_cost,
 	       (unsigned long long)mdl->overflow, pn);
 	munmap(res, sizeof(*res) * MAXPROCS);
 }
@@ -476,12 +461,12 @@ static void make_ids(void)
 {
 	struct ub_interner *in = ub_interner_new(UB_HASH_FAST);
 
-	ids = ub_alloc(ntoks * sizeof(*ids));
-	for (uint64_t t = 0; t < ntoks; t++) {
+	ids = ub_alloc(corpus.ntoks * sizeof(*ids));
+	for (uint64_t t = 0; t < corpus.ntoks; t++) {
 		bool c;
 
-		ids[t] = (uint32_t)ub_intern_local(in, toks[t].cls, toks[t].data,
-						   toks[t].len, &c);
+		ids[t] = (uint32_t)ub_intern_local(in, corpus.toks[t].cls, corpus.toks[t].data,
+						   corpus.toks[t].len, &c);
 	}
 	nids = (uint32_t)ub_interner_entries(in);
 }
@@ -496,8 +481,8 @@ static double sim_cache(unsigned int set_bits, unsigned int procs)
 	for (unsigned int p = 0; p < procs; p++) {
 		memset(slot, 0, (size_t)sets * 16);
 		memset(turn, 0, sets);
-		for (uint32_t f = p; f < nunits; f += procs)
-			for (uint64_t t = unit_first[f]; t < unit_first[f + 1]; t++) {
+		for (uint32_t f = p; f < corpus.nunits; f += procs)
+			for (uint64_t t = corpus.unit_first[f]; t < corpus.unit_first[f + 1]; t++) {
 				uint32_t id = ids[t];
 				uint64_t hh = uniqd_maphash(42, 0, 0, &id, 4);
 				uint32_t s = (uint32_t)(hh >> (64 - set_bits)), w;
@@ -532,10 +517,10 @@ static void analyze(void)
 	make_ids();
 	seen_unit = ub_alloc(((size_t)nids + 1) * 4);
 	first_unit = ub_alloc(((size_t)nids + 1) * 4);
-	for (uint32_t f = 0; f < nunits; f++) {
+	for (uint32_t f = 0; f < corpus.nunits; f++) {
 		uint64_t d = 0;
 
-		for (uint64_t t = unit_first[f]; t < unit_first[f + 1]; t++) {
+		for (uint64_t t = corpus.unit_first[f]; t < corpus.unit_first[f + 1]; t++) {
 			uint32_t id = ids[t];
 
 			if (seen_unit[id] != f + 1) {
@@ -551,9 +536,9 @@ static void analyze(void)
 		dmax = d > dmax ? d : dmax;
 	}
 	ub_out("replay-shape units=%u tokens=%llu distinct=%u tokens_per_unit=%.0f distinct_per_unit=%.0f distinct_per_unit_max=%llu new_per_unit=%.1f recurrence=%.1f",
-	       nunits, (unsigned long long)ntoks, nids, (double)ntoks / nunits,
-	       (double)dsum / nunits, (unsigned long long)dmax,
-	       (double)newsum / nunits, (double)ntoks / nids);
+	       corpus.nunits, (unsigned long long)corpus.ntoks, nids, (double)corpus.ntoks / corpus.nunits,
+	       (double)dsum / corpus.nunits, (unsigned long long)dmax,
+	       (double)newsum / corpus.nunits, (double)corpus.ntoks / nids);
 	for (unsigned int b = 8; b <= 14; b++)
 		ub_out("replay-cachesim slots=%u kib=%u hit_n1=%.2f hit_n2=%.2f hit_n4=%.2f",
 		       4U << b, (4U << b) * 64 / 1024, sim_cache(b, 1),
@@ -598,7 +583,7 @@ int main(int argc, char **argv)
 				if (!strcmp(s, mode_name[i]))
 					want[i] = true;
 	}
-	load(path);
+	ub_corpus_load(&corpus, path);
 	if (do_analyze)
 		analyze();
 	model_new();

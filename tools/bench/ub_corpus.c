@@ -95,8 +95,8 @@ static const char *const mode_name[M_COUNT] = {
 	"uniqd_lib_nomap" UB_LIB_VARIANT, "uniqd_lib_warm" UB_LIB_VARIANT,
 };
 
-static struct ub_tok *toks;
-static uint64_t ntoks, corpus_bytes;
+static struct ub_corpus corpus;	/* its units: the files of the corpus */
+
 /*
  * Each unit's time in the run going on (shared with the processes, which
  * write their own units' entries), and per mode and N the least time of
@@ -104,20 +104,6 @@ static uint64_t ntoks, corpus_bytes;
  */
 static uint64_t *unit_ns;
 static uint64_t *unit_best[M_COUNT][MAXPROCS + 1];
-static uint64_t *file_first;	/* tokens of file f: [file_first[f], file_first[f + 1]) */
-static uint32_t nfiles;
-
-static void load(const char *path)
-{
-	struct ub_corpus c;
-
-	ub_corpus_load(&c, path);
-	toks = c.toks;
-	ntoks = c.ntoks;
-	corpus_bytes = c.bytes;
-	file_first = c.unit_first;
-	nfiles = c.nunits;
-}
 
 struct result {
 	char status;		/* 'k' or 'f' */
@@ -154,9 +140,9 @@ static int compile_lmdb(unsigned int me, unsigned int procs, int hfd,
 	uint8_t *cls;
 	int ret = 0;
 
-	for (f = me; f < nfiles; f += procs)
-		if (file_first[f + 1] - file_first[f] > most)
-			most = file_first[f + 1] - file_first[f];
+	for (f = me; f < corpus.nunits; f += procs)
+		if (corpus.unit_first[f + 1] - corpus.unit_first[f] > most)
+			most = corpus.unit_first[f + 1] - corpus.unit_first[f];
 	data = malloc((most + 1) * sizeof(*data));
 	len = malloc((most + 1) * sizeof(*len));
 	cls = malloc(most + 1);
@@ -164,15 +150,15 @@ static int compile_lmdb(unsigned int me, unsigned int procs, int hfd,
 	if (!data || !len || !cls || !h)
 		return -1;
 	ub_lmdb_open(&db, lmdb_path);
-	for (f = me; f < nfiles && !ret; f += procs) {
-		uint64_t a = file_first[f], n = file_first[f + 1] - a, i;
+	for (f = me; f < corpus.nunits && !ret; f += procs) {
+		uint64_t a = corpus.unit_first[f], n = corpus.unit_first[f + 1] - a, i;
 		uint64_t u0 = ub_now();
 		long miss;
 
 		for (i = 0; i < n; i++) {
-			data[i] = toks[a + i].data;
-			len[i] = toks[a + i].len;
-			cls[i] = toks[a + i].cls;
+			data[i] = corpus.toks[a + i].data;
+			len[i] = corpus.toks[a + i].len;
+			cls[i] = corpus.toks[a + i].cls;
 		}
 		miss = ub_lmdb_intern_many(&db, cls, data, len, n, h);
 		if (miss < 0) {
@@ -238,8 +224,8 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 	int fd = -1;
 	uint32_t f;
 
-	for (f = me; f < nfiles; f += procs)
-		res->tokens += file_first[f + 1] - file_first[f];
+	for (f = me; f < corpus.nunits; f += procs)
+		res->tokens += corpus.unit_first[f + 1] - corpus.unit_first[f];
 	if (m == M_LMDB)
 		return compile_lmdb(me, procs, hfd, res);
 	if (m == M_PRIVATE || m == M_PRIVATE_FAST) {
@@ -269,8 +255,8 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 	if (m == M_MANY)
 		items = malloc(65536 * sizeof(*items));
 
-	for (f = me; f < nfiles; f += procs) {
-		uint64_t t, a = file_first[f], b = file_first[f + 1];
+	for (f = me; f < corpus.nunits; f += procs) {
+		uint64_t t, a = corpus.unit_first[f], b = corpus.unit_first[f + 1];
 		uint64_t u0 = ub_now();
 
 		if (m == M_MANY) {
@@ -278,9 +264,9 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 				size_t n = b - t < 65536 ? b - t : 65536, i;
 
 				for (i = 0; i < n; i++) {
-					items[i].data = toks[t + i].data;
-					items[i].len = toks[t + i].len;
-					items[i].class_id = cls[toks[t + i].cls];
+					items[i].data = corpus.toks[t + i].data;
+					items[i].len = corpus.toks[t + i].len;
+					items[i].class_id = cls[corpus.toks[t + i].cls];
 				}
 				if (uniqd_intern_many(pool, items, n, 0) != n)
 					return -1;
@@ -298,7 +284,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 			continue;
 		}
 		for (t = a; t < b; t++) {
-			const struct ub_tok *k = &toks[t];
+			const struct ub_tok *k = &corpus.toks[t];
 			__u64 h;
 			bool created;
 
@@ -391,12 +377,12 @@ static uint32_t hmap_get_put(struct hmap *m, uint64_t k, uint32_t v)
 static void check(enum mode m, unsigned int procs)
 {
 	struct ub_interner *ids = ub_interner_new(UB_HASH_FAST);
-	uint64_t *first = ub_alloc((ntoks + 1) * sizeof(uint64_t));
+	uint64_t *first = ub_alloc((corpus.ntoks + 1) * sizeof(uint64_t));
 	uint64_t mismatches = 0, collisions = 0, seen = 0;
 	struct hmap rev;
 	unsigned int p;
 
-	hmap_init(&rev, ntoks);
+	hmap_init(&rev, corpus.ntoks);
 	for (p = 0; p < procs; p++) {
 		char path[64];
 		FILE *fp;
@@ -406,19 +392,19 @@ static void check(enum mode m, unsigned int procs)
 		fp = fopen(path, "rb");
 		if (!fp)
 			ub_die("%s: %s", path, strerror(errno));
-		for (f = p; f < nfiles; f += procs) {
+		for (f = p; f < corpus.nunits; f += procs) {
 			uint64_t t;
 
-			for (t = file_first[f]; t < file_first[f + 1]; t++) {
+			for (t = corpus.unit_first[f]; t < corpus.unit_first[f + 1]; t++) {
 				uint64_t h = 0;
 				bool created;
 				uint32_t id;
 
 				if (fread(&h, 8, 1, fp) != 1)
 					ub_die("%s: short", path);
-				id = (uint32_t)ub_intern_local(ids, toks[t].cls,
-							       toks[t].data,
-							       toks[t].len, &created);
+				id = (uint32_t)ub_intern_local(ids, corpus.toks[t].cls,
+							       corpus.toks[t].data,
+							       corpus.toks[t].len, &created);
 				seen++;
 				if (!first[id]) {
 					first[id] = h;
@@ -437,7 +423,7 @@ static void check(enum mode m, unsigned int procs)
 	       kind, mode_name[m], procs, (unsigned long long)seen,
 	       (unsigned long long)ub_interner_entries(ids),
 	       (unsigned long long)mismatches, (unsigned long long)collisions,
-	       !mismatches && !collisions && seen == ntoks);
+	       !mismatches && !collisions && seen == corpus.ntoks);
 	free(rev.key);
 	free(rev.val);
 	free(first);
@@ -452,20 +438,20 @@ static void warm(int fd)
 	struct uniqd_key batch[256];
 	uint32_t n = 0;
 
-	for (uint64_t t = 0; t <= ntoks; t++) {
+	for (uint64_t t = 0; t <= corpus.ntoks; t++) {
 		bool created = false;
 
-		if (t < ntoks)
-			ub_intern_local(seen, toks[t].cls, toks[t].data, toks[t].len,
+		if (t < corpus.ntoks)
+			ub_intern_local(seen, corpus.toks[t].cls, corpus.toks[t].data, corpus.toks[t].len,
 					&created);
 		if (created) {
 			memset(&batch[n], 0, sizeof(batch[n]));
-			batch[n].class_id = cls[toks[t].cls];
-			batch[n].data = (uintptr_t)toks[t].data;
-			batch[n].len = toks[t].len;
+			batch[n].class_id = cls[corpus.toks[t].cls];
+			batch[n].data = (uintptr_t)corpus.toks[t].data;
+			batch[n].len = corpus.toks[t].len;
 			n++;
 		}
-		if (n == 256 || (t == ntoks && n)) {
+		if (n == 256 || (t == corpus.ntoks && n)) {
 			if (ut_batch(fd, batch, n))
 				ub_die("INTERN_BATCH: %s", strerror(errno));
 			n = 0;
@@ -573,21 +559,21 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 				       (unsigned long long)res[p].ns);
 		}
 		ub_out("%s mode=%s procs=%u round=%u tokens=%llu ns=%llu entries=%llu bytes=%llu arena=%llu table=%llu cache_hits=%llu cache_misses=%llu units=%u map_hits=%llu map_misses=%llu syscalls=%llu proc_tokens=%s proc_ns=%s",
-		       kind, mode_name[m], procs, round, (unsigned long long)ntoks,
+		       kind, mode_name[m], procs, round, (unsigned long long)corpus.ntoks,
 		       (unsigned long long)ns, (unsigned long long)total.entries,
 		       (unsigned long long)st.bytes, (unsigned long long)st.arena_bytes,
 		       (unsigned long long)st.table_bytes,
 		       (unsigned long long)total.cache_hits,
-		       (unsigned long long)total.cache_misses, nfiles,
+		       (unsigned long long)total.cache_misses, corpus.nunits,
 		       (unsigned long long)total.map_hits,
 		       (unsigned long long)total.map_misses,
 		       (unsigned long long)total.syscalls, pt, pn);
 	}
 	if (!unit_best[m][procs]) {
-		unit_best[m][procs] = ub_alloc(nfiles * sizeof(uint64_t));
-		memset(unit_best[m][procs], 0xff, nfiles * sizeof(uint64_t));
+		unit_best[m][procs] = ub_alloc(corpus.nunits * sizeof(uint64_t));
+		memset(unit_best[m][procs], 0xff, corpus.nunits * sizeof(uint64_t));
 	}
-	for (uint32_t f = 0; f < nfiles; f++)
+	for (uint32_t f = 0; f < corpus.nunits; f++)
 		if (unit_ns[f] < unit_best[m][procs][f])
 			unit_best[m][procs][f] = unit_ns[f];
 	if (verify)
@@ -611,9 +597,9 @@ static void best_out(unsigned int rounds)
 			for (unsigned int p = 0; p < n; p++) {
 				uint64_t ns = 0, tk = 0;
 
-				for (uint32_t f = p; f < nfiles; f += n) {
+				for (uint32_t f = p; f < corpus.nunits; f += n) {
 					ns += unit_best[m][n][f];
-					tk += file_first[f + 1] - file_first[f];
+					tk += corpus.unit_first[f + 1] - corpus.unit_first[f];
 				}
 				lt += snprintf(pt + lt, sizeof(pt) - lt, "%s%llu",
 					       p ? "," : "", (unsigned long long)tk);
@@ -664,13 +650,13 @@ int main(int argc, char **argv)
 				if (!strcmp(s, mode_name[i]))
 					want[i] = true;
 	}
-	load(path);
-	unit_ns = mmap(NULL, nfiles * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+	ub_corpus_load(&corpus, path);
+	unit_ns = mmap(NULL, corpus.nunits * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (unit_ns == MAP_FAILED)
 		ub_die("mmap: %s", strerror(errno));
-	ub_out("%s-setup files=%u tokens=%llu bytes=%llu", kind, nfiles,
-	       (unsigned long long)ntoks, (unsigned long long)corpus_bytes);
+	ub_out("%s-setup files=%u tokens=%llu bytes=%llu", kind, corpus.nunits,
+	       (unsigned long long)corpus.ntoks, (unsigned long long)corpus.bytes);
 	for (r = base; r < base + rounds; r++)
 		for (i = 0; i < M_COUNT; i++)
 			for (j = 0; j < nprocs; j++) {

@@ -56,10 +56,10 @@ dir=/tests
 [ "$mode" = bench ] && dir=/bench
 # The order: every program by its name, then those of
 # /etc/uniqd-last-tests (tools/testing/vm/last-tests.txt) in its order.
-last=$(cat /etc/uniqd-last-tests 2>/dev/null)
+last=$(tr '\n' ' ' 2>/dev/null < /etc/uniqd-last-tests)
 progs=
 for t in "$dir"/*; do
-	case " $(echo $last) " in *" $(basename "$t") "*) continue ;; esac
+	case " $last " in *" $(basename "$t") "*) continue ;; esac
 	progs="$progs $t"
 done
 for name in $last; do
