@@ -19,10 +19,14 @@
 
 BENCH_LIBUNIQD := $(LIBUNIQD_A)
 BENCH_PROGS := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/ub_*.c))
-# What every benchmark program is built with: the shared code (ubench.c,
-# and corpus.c, the one reader of the token corpus) and the test-support
-# library's headers (tests/lib/).
-BENCH_SRCS := tools/bench/ubench.c tools/bench/corpus.c
+# What every benchmark program is built with: the shared code (ubench.h;
+# ubench.c and ubench_*.c, one concern a file; corpus.c, the one reader of
+# the token corpus) and the test-support library's headers (tests/lib/).
+# ubench_lmdb.c is linked only where LMDB is the peer (below).
+BENCH_SRCS := tools/bench/ubench.c tools/bench/ubench_compare.c \
+	tools/bench/ubench_procs.c tools/bench/ubench_uniqd.c \
+	tools/bench/ubench_interner.c tools/bench/ubench_redis.c \
+	tools/bench/corpus.c
 BENCH_COMMON := $(BENCH_SRCS) tools/bench/ubench.h tools/bench/corpus.h $(TESTLIB_HDRS)
 # The newest Debian linux-headers tree: its include/ is the corpus.
 BENCH_HEADERS ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-common/include)))

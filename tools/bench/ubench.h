@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Shared code of the userspace benchmarks that run in the bench VM
- * (tools/bench/ub_*.c): results, keys, a slice-interleaving timer, raw
- * uniqd ioctls, the in-process interner and a Redis (RESP) client.
+ * (tools/bench/ub_*.c), one concern a file: results, time and keys
+ * (ubench.c), a slice-interleaving timer (ubench_compare.c), processes
+ * started together (ubench_procs.c), uniqd set-up over the test-support
+ * library's raw ioctls (ubench_uniqd.c), the in-process interner
+ * (ubench_interner.c) and a Redis (RESP) client (ubench_redis.c).
  *
  * Every result is a line "UBENCH <kind> key=value ..." written to
  * $UNIQD_RESULTS (the VM's result port) and to stdout; the host's
