@@ -22,11 +22,11 @@ BENCH_PROGS := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/benc
 # What every benchmark program is built with: the shared code (ubench.h;
 # ubench.c and ubench_*.c, one concern a file; corpus.c, the one reader of
 # the token corpus) and the test-support library's headers (tests/lib/).
-# ubench_lmdb.c is linked only where LMDB is the peer (below).
+# ubench_lmdb.c and ubench_redis.c are linked only where LMDB or Redis is
+# the peer (below).
 BENCH_SRCS := tools/bench/ubench.c tools/bench/ubench_compare.c \
 	tools/bench/ubench_procs.c tools/bench/ubench_uniqd.c \
-	tools/bench/ubench_interner.c tools/bench/ubench_redis.c \
-	tools/bench/corpus.c
+	tools/bench/ubench_interner.c tools/bench/corpus.c
 BENCH_COMMON := $(BENCH_SRCS) tools/bench/ubench.h tools/bench/corpus.h $(TESTLIB_HDRS)
 # The newest Debian linux-headers tree: its include/ is the corpus.
 BENCH_HEADERS ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-common/include)))
@@ -48,6 +48,12 @@ $(B)/bench-bin/%: tools/bench/%.c $(BENCH_COMMON) include/uapi/linux/uniqd.h $(U
 BENCH_LMDB_PROGS := $(B)/bench-bin/ub_corpus $(B)/bench-bin/ub_micro
 $(BENCH_LMDB_PROGS): BENCH_EXTRA := tools/bench/ubench_lmdb.c -llmdb
 $(BENCH_LMDB_PROGS): tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h
+
+# Redis, the peer in ub_micro and ub_memory, through Debian's hiredis
+# (libhiredis-dev, as uniqd-farm), its libhiredis.a linked in.
+BENCH_REDIS_PROGS := $(B)/bench-bin/ub_micro $(B)/bench-bin/ub_memory
+$(BENCH_REDIS_PROGS): BENCH_EXTRA += tools/bench/ubench_redis.c -lhiredis
+$(BENCH_REDIS_PROGS): tools/bench/ubench_redis.c
 
 # ub_corpus_c4k: ub_corpus linked with libuniqd's unchanged source built
 # with a thread cache that never grows past 4096 slots (UQ_SET_BITS_MAX=10,

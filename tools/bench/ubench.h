@@ -5,7 +5,8 @@
  * (ubench.c), a slice-interleaving timer (ubench_compare.c), processes
  * started together (ubench_procs.c), uniqd set-up over the test-support
  * library's raw ioctls (ubench_uniqd.c), the in-process interner
- * (ubench_interner.c) and a Redis (RESP) client (ubench_redis.c).
+ * (ubench_interner.c) and Redis through hiredis (ubench_redis.c, linked
+ * into ub_micro and ub_memory only).
  *
  * Every result is a line "UBENCH <kind> key=value ..." written to
  * $UNIQD_RESULTS (the VM's result port) and to stdout; the host's
@@ -134,7 +135,7 @@ uint64_t ub_intern_local(struct ub_interner *t, uint32_t cls, const void *data,
 uint64_t ub_interner_entries(const struct ub_interner *t);
 uint64_t ub_interner_bytes(const struct ub_interner *t);
 
-/* ---- Redis over a Unix socket (RESP) ------------------------------------ */
+/* ---- Redis over a Unix socket (hiredis) --------------------------------- */
 
 struct ub_redis;
 struct ub_redis *ub_redis_connect(const char *path);	/* NULL if none */
