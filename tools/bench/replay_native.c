@@ -19,7 +19,9 @@
  *                 [--no-kernel-cost] [--analyze] CORPUS
  *
  * Modes: uniqd_lib (the mapping), uniqd_lib_nomap, private_fast, private.
- * Per run a line like ub_corpus's:
+ * Per run a line like ub_corpus's (ns from the start of the processes,
+ * together, to the last one's end; each one's own time in the order they
+ * ended: ub_procs_run()):
  *   UBENCH replay mode=M procs=N round=R tokens=T ns=W entries=E
  *          cache_hits=H cache_misses=X map_hits=MH map_misses=MM
  *          syscalls=S units=U proc_ns=W1,W2,..
@@ -401,33 +403,38 @@ static void compile(enum mode m, unsigned int me, unsigned int procs,
 	r->ok = 1;
 }
 
+/* What each process of a run is given. */
+struct job {
+	enum mode m;
+	unsigned int procs;
+};
+
+static int job_run(unsigned int p, void *arg, void *res)
+{
+	struct job *j = arg;
+	struct result *r = res;
+
+	compile(j->m, p, j->procs, r);
+	return r->ok ? 0 : -1;
+}
+
 static void run(enum mode m, unsigned int procs, unsigned int round)
 {
-	struct result *res = mmap(NULL, sizeof(*res) * MAXPROCS,
-				  PROT_READ | PROT_WRITE,
-				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	struct result tot = { 0 };
+	struct result res[MAXPROCS], tot = { 0 };
+	struct job job = { .m = m, .procs = procs };
+	struct ub_procs pr = {
+		.n = procs, .run = job_run, .arg = &job, .res_size = sizeof(res[0]),
+	};
 	char pn[MAXPROCS * 24] = "";
 	size_t ln = 0;
-	pid_t pid[MAXPROCS];
-	uint64_t t0, t1;
+	uint64_t ns;
 
 	model_reset();
-	memset(res, 0, sizeof(*res) * MAXPROCS);
-	t0 = ub_now();
+	memset(res, 0, sizeof(res));
+	ns = ub_procs_run(&pr, res);
+	if (!ns)
+		ub_die("a process failed");
 	for (unsigned int p = 0; p < procs; p++) {
-		pid[p] = fork();
-		if (!pid[p]) {
-			compile(m, p, procs, &res[p]);
-			_exit(0);
-		}
-	}
-	for (unsigned int p = 0; p < procs; p++)
-		waitpid(pid[p], NULL, 0);
-	t1 = ub_now();
-	for (unsigned int p = 0; p < procs; p++) {
-		if (!res[p].ok)
-			ub_die("process %u failed", p);
 		tot.tokens += res[p].tokens;
 		tot.hits += res[p].hits;
 		tot.misses += res[p].misses;
@@ -443,12 +450,11 @@ static void run(enum mode m, unsigned int procs, unsigned int round)
 		tot.entries = mdl->created;
 	ub_out("replay mode=%s procs=%u round=%u tokens=%llu ns=%llu entries=%llu cache_hits=%llu cache_misses=%llu map_hits=%llu map_misses=%llu syscalls=%llu units=%u kernel_cost=%d overflow=%llu proc_ns=%s",
 	       mode_name[m], procs, round, (unsigned long long)tot.tokens,
-	       (unsigned long long)(t1 - t0), (unsigned long long)tot.entries,
+	       (unsigned long long)ns, (unsigned long long)tot.entries,
 	       (unsigned long long)tot.hits, (unsigned long long)tot.misses,
 	       (unsigned long long)tot.map_hits, (unsigned long long)tot.map_misses,
 	       (unsigned long long)tot.syscalls, corpus.nunits, kernel_cost,
 	       (unsigned long long)mdl->overflow, pn);
-	munmap(res, sizeof(*res) * MAXPROCS);
 }
 
 /* ---- --analyze ------------------------------------------------------------ */
