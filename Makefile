@@ -125,7 +125,7 @@ $(B)/tests/%: tests/%.c tests/harness.h tests/uniqd_test.h tests/uniqd_map_test.
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) $(TEST_LIBS) -o $@
 
-$(B)/native/%: tests/native/%.c tests/harness.h $(USER_OBJS)
+$(B)/native/%: tests/native/%.c tests/harness.h tests/native/fake/replay_pool.h $(USER_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -pthread $< $(USER_OBJS) -o $@
 
