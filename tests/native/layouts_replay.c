@@ -33,20 +33,6 @@ struct line {
 	size_t len;
 };
 
-static int unhex(const char *s, size_t n, unsigned char *out)
-{
-	if (n % 2)
-		return -1;
-	for (size_t i = 0; i < n; i += 2) {
-		unsigned int v;
-
-		if (sscanf(s + i, "%2x", &v) != 1)
-			return -1;
-		out[i / 2] = (unsigned char)v;
-	}
-	return 0;
-}
-
 /* "<handle hex 16>\t<class>\t<content hex>" */
 static struct line *read_log(const char *path, size_t *count)
 {

@@ -28,20 +28,6 @@ static uint32_t symbol_class;
 
 /* ---- replaying a log ---------------------------------------------------------- */
 
-static int unhex(const char *s, size_t n, unsigned char *out)
-{
-	if (n % 2)
-		return -1;
-	for (size_t i = 0; i < n; i += 2) {
-		unsigned int v;
-
-		if (sscanf(s + i, "%2x", &v) != 1)
-			return -1;
-		out[i / 2] = (unsigned char)v;
-	}
-	return 0;
-}
-
 static uint64_t translate(const struct map *local, uint64_t h, const char *path)
 {
 	uint64_t g;

@@ -3,8 +3,8 @@
  * The stand-in pool of the native replays (layouts_replay.c, which includes
  * uniqdctl's layouts.c; symbols_replay.c, which includes symbols.c): the
  * libuniqd calls those checkers make, answered from a pool that lives in
- * this process, and pool_intern(), which gives equal content one handle as
- * a uniqd pool does. Include it after the checker, with RP_XREALLOC
+ * this process, pool_intern(), which gives equal content one handle as a
+ * uniqd pool does, and unhex() for the logs' contents. Include it after the checker, with RP_XREALLOC
  * defined as the checker's realloc-or-exit.
  *
  * Classes get ids from 1 in the order they are first named; with
@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define HANDLE_BASE	(7ULL << 32)
@@ -199,6 +200,23 @@ static uint64_t pool_intern(uint32_t class_id, const unsigned char *data, size_t
 	memcpy(e->data, data, len);
 	map_put(&by_content, h, pool_n);
 	return HANDLE_BASE | pool_n;
+}
+
+/* ---- reading a log ------------------------------------------------------ */
+
+/* The @n hex digits at @s as bytes into @out; -1 if they are not. */
+static int unhex(const char *s, size_t n, unsigned char *out)
+{
+	if (n % 2)
+		return -1;
+	for (size_t i = 0; i < n; i += 2) {
+		unsigned int v;
+
+		if (sscanf(s + i, "%2x", &v) != 1)
+			return -1;
+		out[i / 2] = (unsigned char)v;
+	}
+	return 0;
 }
 
 #endif /* UNIQD_TESTS_NATIVE_REPLAY_POOL_H */
