@@ -105,6 +105,9 @@ DEMO_BINS := $(patsubst tools/demo/%.c,$(B)/demo/%,$(DEMO_SRCS))
 
 # Userspace objects shared by tests and tools: B3_OBJS (mk/common.mk).
 USER_OBJS = $(B3_OBJS)
+# The test-support library (tests/lib/, header-only): the raw ioctl wrappers
+# and host helpers of the VM tests and the benchmarks (mk/bench.mk).
+TESTLIB_HDRS := $(wildcard tests/lib/*.h)
 
 # mk/common.mk first (the version, paths, names the others share), then one
 # fragment per thing built (module, libuniqd, uniqdctl, b3sum, dkms, bench)
@@ -117,12 +120,12 @@ $(B)/obj/%.o: uniqd/blake3/%.c
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
 $(B)/tests/%: tests/%.c tests/harness.h tests/uniqd_test.h tests/uniqd_map_test.h \
-		include/uapi/linux/uniqd.h \
+		$(TESTLIB_HDRS) include/uapi/linux/uniqd.h \
 		$(USER_OBJS) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) $(TEST_LIBS) -o $@
 
-$(B)/native/%: tests/native/%.c tests/harness.h $(USER_OBJS)
+$(B)/native/%: tests/native/%.c tests/harness.h tests/native/fake/replay_pool.h $(USER_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -pthread $< $(USER_OBJS) -o $@
 

@@ -19,7 +19,15 @@
 
 BENCH_LIBUNIQD := $(LIBUNIQD_A)
 BENCH_PROGS := $(patsubst tools/bench/%.c,$(B)/bench-bin/%,$(wildcard tools/bench/ub_*.c))
-BENCH_COMMON := tools/bench/ubench.c tools/bench/ubench.h
+# What every benchmark program is built with: the shared code (ubench.h;
+# ubench.c and ubench_*.c, one concern a file; corpus.c, the one reader of
+# the token corpus) and the test-support library's headers (tests/lib/).
+# ubench_lmdb.c and ubench_redis.c are linked only where LMDB or Redis is
+# the peer (below).
+BENCH_SRCS := tools/bench/ubench.c tools/bench/ubench_compare.c \
+	tools/bench/ubench_procs.c tools/bench/ubench_uniqd.c \
+	tools/bench/ubench_interner.c tools/bench/corpus.c
+BENCH_COMMON := $(BENCH_SRCS) tools/bench/ubench.h tools/bench/corpus.h $(TESTLIB_HDRS)
 # The newest Debian linux-headers tree: its include/ is the corpus.
 BENCH_HEADERS ?= $(lastword $(sort $(wildcard /usr/src/linux-headers-*-common/include)))
 
@@ -33,13 +41,19 @@ userspace: bench-progs
 
 $(B)/bench-bin/%: tools/bench/%.c $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(BENCH_LIBUNIQD)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) $< tools/bench/ubench.c $(BENCH_EXTRA) $(USER_OBJS) $(BENCH_LIBUNIQD) -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) $< $(BENCH_SRCS) $(BENCH_EXTRA) $(USER_OBJS) $(BENCH_LIBUNIQD) -o $@
 
 # LMDB, the peer in ub_corpus and ub_micro: Debian's liblmdb-dev
 # (tools/deps.sh), its liblmdb.a linked in like everything the guest runs.
 BENCH_LMDB_PROGS := $(B)/bench-bin/ub_corpus $(B)/bench-bin/ub_micro
 $(BENCH_LMDB_PROGS): BENCH_EXTRA := tools/bench/ubench_lmdb.c -llmdb
 $(BENCH_LMDB_PROGS): tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h
+
+# Redis, the peer in ub_micro and ub_memory, through Debian's hiredis
+# (libhiredis-dev, as uniqd-farm), its libhiredis.a linked in.
+BENCH_REDIS_PROGS := $(B)/bench-bin/ub_micro $(B)/bench-bin/ub_memory
+$(BENCH_REDIS_PROGS): BENCH_EXTRA += tools/bench/ubench_redis.c -lhiredis
+$(BENCH_REDIS_PROGS): tools/bench/ubench_redis.c
 
 # ub_corpus_c4k: ub_corpus linked with libuniqd's unchanged source built
 # with a thread cache that never grows past 4096 slots (UQ_SET_BITS_MAX=10,
@@ -56,7 +70,7 @@ $(B)/bench-lib-c4k/libuniqd.a: $(BENCH_C4K_OBJS)
 
 $(B)/bench-bin/ub_corpus_c4k: tools/bench/ub_corpus.c tools/bench/ubench_lmdb.c tools/bench/ubench_lmdb.h $(BENCH_COMMON) include/uapi/linux/uniqd.h $(USER_OBJS) $(B)/bench-lib-c4k/libuniqd.a
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_c4k"' $< tools/bench/ubench.c tools/bench/ubench_lmdb.c -llmdb $(USER_OBJS) $(B)/bench-lib-c4k/libuniqd.a -o $@
+	$(CC) $(USER_CFLAGS) $(STATIC) -DUB_LIB_VARIANT='"_c4k"' $< $(BENCH_SRCS) tools/bench/ubench_lmdb.c -llmdb $(USER_OBJS) $(B)/bench-lib-c4k/libuniqd.a -o $@
 
 # The variants are built for make bench only (bench.sh), not by make all;
 # a variant left in build/bench-bin by an older tree is removed, or the
@@ -79,7 +93,7 @@ bench-build-corpus: $(B)/bench-host/tokenize
 # Natively, with its own fake device (uq_sys_*) in front of libuniqd.a.
 $(B)/bench-host/replay_native: tools/bench/replay_native.c $(BENCH_COMMON) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(USER_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -g -pthread $< tools/bench/ubench.c $(LIBUNIQD_A) $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) -g -pthread $< $(BENCH_SRCS) $(USER_OBJS) $(LIBUNIQD_A) -o $@
 
 $(B)/bench-data/corpus.bin: $(B)/bench-host/tokenize
 	@test -n "$(BENCH_HEADERS)" || { echo "bench: no /usr/src/linux-headers-*-common/include (install linux-headers-amd64)"; exit 1; }

@@ -22,11 +22,8 @@
 
 #include "harness.h"
 #include "libuniqd.h"
+#include "lib/ut_ctl.h"
 #include "../tools/gcc-plugin/gcc_keys.h"
-
-#ifndef UNIQDCTL
-#define UNIQDCTL "/usr/bin/uniqdctl"
-#endif
 
 /* The plugin's keys for tests/gcc-plugin/ (a.c; b.c with -DCFG_TRACE
  * -DSTAMP_PUBLIC). */
@@ -53,12 +50,6 @@
 struct gcc {
 	uniqd_pool *p;
 	uint32_t unit, tag, layout, use;
-};
-
-struct run {
-	int status;
-	char out[65536];
-	char err[4096];
 };
 
 static int open_gcc(struct gcc *g, const char *pool)
@@ -89,69 +80,9 @@ static int saw(struct gcc *g, const char *unit, const char *tag, const char *lay
 	return uniqd_intern(g->p, g->use, rec, sizeof(rec)) ? 0 : -1;
 }
 
-static void read_fd(int fd, char *buf, size_t cap)
-{
-	ssize_t r;
-	size_t n = 0;
-
-	lseek(fd, 0, SEEK_SET);
-	while (n + 1 < cap && (r = read(fd, buf + n, cap - 1 - n)) > 0)
-		n += (size_t)r;
-	buf[n] = '\0';
-	close(fd);
-}
-
-/* uniqdctl ARGS... (NULL-terminated); its exit status, or -1. */
-static int ctl(struct run *r, ...)
-{
-	const char *argv[16] = { "uniqdctl" };
-	int out = memfd_create("out", 0), err = memfd_create("err", 0);
-	int n = 1, st;
-	va_list ap;
-	pid_t pid;
-
-	va_start(ap, r);
-	while (n < 15 && (argv[n] = va_arg(ap, const char *)))
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
-	r->status = -1;
-	r->out[0] = r->err[0] = '\0';
-	if (out < 0 || err < 0)
-		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		dup2(out, 1);
-		dup2(err, 2);
-		execv(UNIQDCTL, (char *const *)argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	read_fd(out, r->out, sizeof(r->out));
-	read_fd(err, r->err, sizeof(r->err));
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	printf("  $ uniqdctl");
-	for (int i = 1; argv[i]; i++)
-		printf(" %s", argv[i]);
-	printf("  -> %d\n%s", r->status, r->err);
-	return r->status;
-}
-
-static bool has_line(const char *text, const char *line)
-{
-	size_t n = strlen(line);
-
-	for (const char *p = text; (p = strstr(p, line)); p++)
-		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
-			return true;
-	return false;
-}
-
 int main(void)
 {
-	static struct run r;
+	static struct ut_run r;
 	struct gcc planted, names, clean, many, empty;
 
 	th_init("layouts");
@@ -166,44 +97,44 @@ int main(void)
 		      !saw(&planted, "b.c", STAMP_TAG, STAMP_PUB) &&
 		      !saw(&planted, "b.c", POINT_TAG, POINT) &&
 		      !saw(&planted, "c.c", CFG_TAG, CFG_PLAIN), "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "layouts.planted", "layouts", NULL) == 1,
+		CHECK(ut_ctl(&r, "--pool", "layouts.planted", "layouts", NULL) == 1,
 		      "status %d: %s", r.status, r.out);
-		CHECK(has_line(r.out, CFG_AT "error: struct cfg: ABI mismatch, 2 layouts") &&
-		      has_line(r.out, CFG_AT "note: layout 1 (size=8 align=4) in 2 units: a.c c.c") &&
-		      has_line(r.out, CFG_AT "note: b.c: layout 2 (size=24 align=8), differs in "
+		CHECK(ut_has_line(r.out, CFG_AT "error: struct cfg: ABI mismatch, 2 layouts") &&
+		      ut_has_line(r.out, CFG_AT "note: layout 1 (size=8 align=4) in 2 units: a.c c.c") &&
+		      ut_has_line(r.out, CFG_AT "note: b.c: layout 2 (size=24 align=8), differs in "
 			       "trace, flags"), "%s", r.out);
 		/* One unit each: layout 1 is the one of the lower handle. */
-		CHECK(has_line(r.out, STAMP_AT "warning: struct stamp: names-only mismatch, "
+		CHECK(ut_has_line(r.out, STAMP_AT "warning: struct stamp: names-only mismatch, "
 			       "2 layouts") &&
-		      (has_line(r.out, STAMP_AT "note: b.c: layout 2 (size=16 align=8), differs in "
+		      (ut_has_line(r.out, STAMP_AT "note: b.c: layout 2 (size=16 align=8), differs in "
 				"zone_off") ||
-		       has_line(r.out, STAMP_AT "note: a.c: layout 2 (size=16 align=8), differs in "
+		       ut_has_line(r.out, STAMP_AT "note: a.c: layout 2 (size=16 align=8), differs in "
 				"__zone_off")), "%s", r.out);
 		CHECK(!strstr(r.out, "struct point") && !strstr(r.out, "enum color"), "%s", r.out);
-		CHECK(has_line(r.out, "1 tag with an ABI mismatch, 1 with names-only differences; "
+		CHECK(ut_has_line(r.out, "1 tag with an ABI mismatch, 1 with names-only differences; "
 			       "4 tags, 3 units checked"), "%s", r.out);
 		CHECK(!r.err[0], "stderr %s", r.err);
 	}
 
 	th_case("--format=text: each layout member by member") {
-		CHECK(ctl(&r, "--pool", "layouts.planted", "--format=text", "layouts", NULL) == 1,
+		CHECK(ut_ctl(&r, "--pool", "layouts.planted", "--format=text", "layouts", NULL) == 1,
 		      "status %d: %s", r.status, r.out);
-		CHECK(has_line(r.out, CFG_TAG ": ABI mismatch, 2 layouts"), "%s", r.out);
-		CHECK(has_line(r.out, "  layout 1: size=8 align=4, 2 units: a.c c.c"), "%s", r.out);
-		CHECK(has_line(r.out, "  layout 2: size=24 align=8, 1 unit: b.c"), "%s", r.out);
-		CHECK(has_line(r.out, "      id @0:32 int") &&
-		      has_line(r.out, "    ! trace @64:64 *char") &&
-		      has_line(r.out, "    ! flags @128:32 unsigned int"), "%s", r.out);
-		CHECK(has_line(r.out, STAMP_TAG ": names-only mismatch, 2 layouts") &&
-		      has_line(r.out, "    ~ zone_off @64:64 long int"), "%s", r.out);
+		CHECK(ut_has_line(r.out, CFG_TAG ": ABI mismatch, 2 layouts"), "%s", r.out);
+		CHECK(ut_has_line(r.out, "  layout 1: size=8 align=4, 2 units: a.c c.c"), "%s", r.out);
+		CHECK(ut_has_line(r.out, "  layout 2: size=24 align=8, 1 unit: b.c"), "%s", r.out);
+		CHECK(ut_has_line(r.out, "      id @0:32 int") &&
+		      ut_has_line(r.out, "    ! trace @64:64 *char") &&
+		      ut_has_line(r.out, "    ! flags @128:32 unsigned int"), "%s", r.out);
+		CHECK(ut_has_line(r.out, STAMP_TAG ": names-only mismatch, 2 layouts") &&
+		      ut_has_line(r.out, "    ~ zone_off @64:64 long int"), "%s", r.out);
 		CHECK(!strstr(r.out, POINT_TAG) && !strstr(r.out, COLOR_TAG), "%s", r.out);
-		CHECK(has_line(r.out, "1 tag with an ABI mismatch, 1 with names-only differences; "
+		CHECK(ut_has_line(r.out, "1 tag with an ABI mismatch, 1 with names-only differences; "
 			       "4 tags, 3 units checked"), "%s", r.out);
 		CHECK(!r.err[0], "stderr %s", r.err);
 	}
 
 	th_case("--json says the same") {
-		CHECK(ctl(&r, "--pool", "layouts.planted", "--json", "layouts", NULL) == 1,
+		CHECK(ut_ctl(&r, "--pool", "layouts.planted", "--json", "layouts", NULL) == 1,
 		      "status %d", r.status);
 		static const char head[] = "{\"pool\":\"layouts.planted\",\"tags\":4,\"units\":3,"
 			"\"abi_mismatches\":1,\"names_only\":1,\"mismatches\":[";
@@ -225,27 +156,27 @@ int main(void)
 		      !saw(&names, "b.c", STAMP_TAG, STAMP_PUB) &&
 		      !saw(&names, "a.c", WRAP_TAG, WRAP_AB) &&
 		      !saw(&names, "b.c", WRAP_TAG, WRAP_AC), "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "layouts.names", "layouts", NULL) == 0, "status %d: %s",
+		CHECK(ut_ctl(&r, "--pool", "layouts.names", "layouts", NULL) == 0, "status %d: %s",
 		      r.status, r.out);
-		CHECK(has_line(r.out, WRAP_AT "warning: struct wrap: names-only mismatch, 2 layouts"),
+		CHECK(ut_has_line(r.out, WRAP_AT "warning: struct wrap: names-only mismatch, 2 layouts"),
 		      "%s", r.out);
-		CHECK(has_line(r.out, "0 tags with an ABI mismatch, 2 with names-only differences; "
+		CHECK(ut_has_line(r.out, "0 tags with an ABI mismatch, 2 with names-only differences; "
 			       "2 tags, 2 units checked"), "%s", r.out);
-		CHECK(ctl(&r, "--pool", "layouts.names", "--format", "text", "layouts", NULL) == 0,
+		CHECK(ut_ctl(&r, "--pool", "layouts.names", "--format", "text", "layouts", NULL) == 0,
 		      "status %d: %s", r.status, r.out);
-		CHECK(has_line(r.out, WRAP_TAG ": names-only mismatch, 2 layouts") &&
-		      has_line(r.out, "    ~ in @0:64 struct { a @0:32 int; c @32:32 int; }"),
+		CHECK(ut_has_line(r.out, WRAP_TAG ": names-only mismatch, 2 layouts") &&
+		      ut_has_line(r.out, "    ~ in @0:64 struct { a @0:32 int; c @32:32 int; }"),
 		      "%s", r.out);
-		CHECK(has_line(r.out, "0 tags with an ABI mismatch, 2 with names-only differences; "
+		CHECK(ut_has_line(r.out, "0 tags with an ABI mismatch, 2 with names-only differences; "
 			       "2 tags, 2 units checked"), "%s", r.out);
-		CHECK(ctl(&r, "--pool", "layouts.names", "--strict", "layouts", NULL) == 1 &&
-		      has_line(r.out, WRAP_AT "error: struct wrap: names-only mismatch, 2 layouts"),
+		CHECK(ut_ctl(&r, "--pool", "layouts.names", "--strict", "layouts", NULL) == 1 &&
+		      ut_has_line(r.out, WRAP_AT "error: struct wrap: names-only mismatch, 2 layouts"),
 		      "--strict: status %d: %s", r.status, r.out);
 		/* The same nested member with another type is an ABI change. */
 		CHECK(!saw(&names, "c.c", WRAP_TAG, WRAP_AU), "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "layouts.names", "layouts", NULL) == 1, "status %d: %s",
+		CHECK(ut_ctl(&r, "--pool", "layouts.names", "layouts", NULL) == 1, "status %d: %s",
 		      r.status, r.out);
-		CHECK(has_line(r.out, WRAP_AT "error: struct wrap: ABI mismatch, 3 layouts"), "%s",
+		CHECK(ut_has_line(r.out, WRAP_AT "error: struct wrap: ABI mismatch, 3 layouts"), "%s",
 		      r.out);
 	}
 
@@ -254,7 +185,7 @@ int main(void)
 		CHECK(!saw(&clean, "a.c", CFG_TAG, CFG_PLAIN) && !saw(&clean, "b.c", CFG_TAG, CFG_PLAIN) &&
 		      !saw(&clean, "a.c", POINT_TAG, POINT) && !saw(&clean, "b.c", COLOR_TAG, COLOR),
 		      "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "layouts.clean", "--strict", "layouts", NULL) == 0,
+		CHECK(ut_ctl(&r, "--pool", "layouts.clean", "--strict", "layouts", NULL) == 0,
 		      "status %d: %s", r.status, r.out);
 		CHECK(!strcmp(r.out, "no tag has more than one layout; 3 tags, 2 units checked\n"),
 		      "%s", r.out);
@@ -269,34 +200,34 @@ int main(void)
 			ok = !saw(&many, unit, CFG_TAG, i == 17 ? CFG_TRACE : CFG_PLAIN);
 		}
 		CHECK(ok, "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "layouts.many", "layouts", NULL) == 1, "status %d", r.status);
-		CHECK(has_line(r.out, CFG_AT "note: layout 1 (size=8 align=4) in 39 units: src/u00.c "
+		CHECK(ut_ctl(&r, "--pool", "layouts.many", "layouts", NULL) == 1, "status %d", r.status);
+		CHECK(ut_has_line(r.out, CFG_AT "note: layout 1 (size=8 align=4) in 39 units: src/u00.c "
 			       "src/u01.c src/u02.c src/u03.c src/u04.c src/u05.c src/u06.c "
 			       "src/u07.c and 31 more") &&
-		      has_line(r.out, CFG_AT "note: src/u17.c: layout 2 (size=24 align=8), differs "
+		      ut_has_line(r.out, CFG_AT "note: src/u17.c: layout 2 (size=24 align=8), differs "
 			       "in trace, flags"), "%s", r.out);
-		CHECK(ctl(&r, "--pool", "layouts.many", "--format=text", "layouts", NULL) == 1,
+		CHECK(ut_ctl(&r, "--pool", "layouts.many", "--format=text", "layouts", NULL) == 1,
 		      "status %d", r.status);
-		CHECK(has_line(r.out, "  layout 1: size=8 align=4, 39 units: src/u00.c src/u01.c "
+		CHECK(ut_has_line(r.out, "  layout 1: size=8 align=4, 39 units: src/u00.c src/u01.c "
 			       "src/u02.c src/u03.c src/u04.c src/u05.c src/u06.c src/u07.c "
 			       "and 31 more"), "%s", r.out);
-		CHECK(has_line(r.out, "  layout 2: size=24 align=8, 1 unit: src/u17.c"), "%s", r.out);
-		CHECK(ctl(&r, "--pool", "layouts.many", "--json", "layouts", NULL) == 1 &&
+		CHECK(ut_has_line(r.out, "  layout 2: size=24 align=8, 1 unit: src/u17.c"), "%s", r.out);
+		CHECK(ut_ctl(&r, "--pool", "layouts.many", "--json", "layouts", NULL) == 1 &&
 		      strstr(r.out, "\"src/u39.c\"]"), "%s", r.out);
 	}
 
 	th_case("a pool without gcc.use records: a note, exit 0") {
 		CHECK((empty.p = uniqd_open("layouts.empty", 0)) != NULL, "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "layouts.empty", "layouts", NULL) == 0, "status %d", r.status);
+		CHECK(ut_ctl(&r, "--pool", "layouts.empty", "layouts", NULL) == 0, "status %d", r.status);
 		CHECK(strstr(r.err, "holds no gcc.use records") &&
-		      has_line(r.out, "no tag has more than one layout; 0 tags, 0 units checked"),
+		      ut_has_line(r.out, "no tag has more than one layout; 0 tags, 0 units checked"),
 		      "%s / %s", r.out, r.err);
 	}
 
 	th_case("errors exit 2") {
-		CHECK(ctl(&r, "--pool", "layouts.absent", "layouts", NULL) == 2 &&
+		CHECK(ut_ctl(&r, "--pool", "layouts.absent", "layouts", NULL) == 2 &&
 		      strstr(r.err, "uniqdctl: layouts: open:"), "status %d: %s", r.status, r.err);
-		CHECK(ctl(&r, "--pool", "layouts.planted", "layouts", "extra", NULL) == 2,
+		CHECK(ut_ctl(&r, "--pool", "layouts.planted", "layouts", "extra", NULL) == 2,
 		      "status %d", r.status);
 	}
 

@@ -23,21 +23,12 @@
 
 #include "harness.h"
 #include "libuniqd.h"
+#include "lib/ut_ctl.h"
 #include "../tools/mlir/mlir_keys.h"
-
-#ifndef UNIQDCTL
-#define UNIQDCTL "/usr/bin/uniqdctl"
-#endif
 
 struct mlir {
 	uniqd_pool *p;
 	uint32_t module, name, kind, loc, symbol, function, llvm_func, integer;
-};
-
-struct run {
-	int status;
-	char out[65536];
-	char err[4096];
 };
 
 static int open_mlir(struct mlir *m, const char *pool)
@@ -76,66 +67,6 @@ static int sees(struct mlir *m, const char *module, const char *name, uint32_t t
 	return uniqd_intern(m->p, m->symbol, rec, sizeof(rec)) ? 0 : -1;
 }
 
-static void read_fd(int fd, char *buf, size_t cap)
-{
-	ssize_t r;
-	size_t n = 0;
-
-	lseek(fd, 0, SEEK_SET);
-	while (n + 1 < cap && (r = read(fd, buf + n, cap - 1 - n)) > 0)
-		n += (size_t)r;
-	buf[n] = '\0';
-	close(fd);
-}
-
-/* uniqdctl ARGS... (NULL-terminated); its exit status, or -1. */
-static int ctl(struct run *r, ...)
-{
-	const char *argv[16] = { "uniqdctl" };
-	int out = memfd_create("out", 0), err = memfd_create("err", 0);
-	int n = 1, st;
-	va_list ap;
-	pid_t pid;
-
-	va_start(ap, r);
-	while (n < 15 && (argv[n] = va_arg(ap, const char *)))
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
-	r->status = -1;
-	r->out[0] = r->err[0] = '\0';
-	if (out < 0 || err < 0)
-		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		dup2(out, 1);
-		dup2(err, 2);
-		execv(UNIQDCTL, (char *const *)argv);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	read_fd(out, r->out, sizeof(r->out));
-	read_fd(err, r->err, sizeof(r->err));
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	printf("  $ uniqdctl");
-	for (int i = 1; argv[i]; i++)
-		printf(" %s", argv[i]);
-	printf("  -> %d\n%s", r->status, r->err);
-	return r->status;
-}
-
-static bool has_line(const char *text, const char *line)
-{
-	size_t n = strlen(line);
-
-	for (const char *p = text; (p = strstr(p, line)); p++)
-		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
-			return true;
-	return false;
-}
-
 static int lines(const char *text, const char *part)
 {
 	int n = 0;
@@ -147,7 +78,7 @@ static int lines(const char *text, const char *part)
 
 int main(void)
 {
-	static struct run r;
+	static struct ut_run r;
 	struct mlir planted, clean, families, nodef, handles, empty;
 
 	th_init("symbols");
@@ -165,19 +96,19 @@ int main(void)
 			    "use_bad.mlir:4") &&
 		      !sees(&planted, "use_good.mlir", "ext", planted.function, "(i32) -> i32",
 			    MK_KIND_FUNC_DECL, "use_good.mlir:2"), "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "symbols.planted", "symbols", NULL) == 1,
+		CHECK(ut_ctl(&r, "--pool", "symbols.planted", "symbols", NULL) == 1,
 		      "status %d: %s", r.status, r.out);
-		CHECK(has_line(r.out, "use_bad.mlir:3: error: 'ext' is declared here with type "
+		CHECK(ut_has_line(r.out, "use_bad.mlir:3: error: 'ext' is declared here with type "
 			       "(i64) -> i64, but def.mlir:3 defines it with type (i32) -> i32"),
 		      "%s", r.out);
 		CHECK(lines(r.out, ": error: ") == 1 && !strstr(r.out, "scale"), "%s", r.out);
-		CHECK(has_line(r.out, "1 symbol with mismatched types; 2 symbols, 3 modules checked"),
+		CHECK(ut_has_line(r.out, "1 symbol with mismatched types; 2 symbols, 3 modules checked"),
 		      "%s", r.out);
 		CHECK(!r.err[0], "stderr %s", r.err);
 	}
 
 	th_case("--json: every record of the mismatched symbol") {
-		CHECK(ctl(&r, "--pool", "symbols.planted", "--json", "symbols", NULL) == 1,
+		CHECK(ut_ctl(&r, "--pool", "symbols.planted", "--json", "symbols", NULL) == 1,
 		      "status %d", r.status);
 		CHECK(!strncmp(r.out, "{\"pool\":\"symbols.planted\",\"reports\":[", 37), "%.200s",
 		      r.out);
@@ -195,7 +126,7 @@ int main(void)
 			    MK_KIND_FUNC_DEF, "def.mlir:3") &&
 		      !sees(&clean, "use_good.mlir", "ext", clean.function, "(i32) -> i32",
 			    MK_KIND_FUNC_DECL, "use_good.mlir:2"), "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "symbols.clean", "symbols", NULL) == 0, "status %d: %s",
+		CHECK(ut_ctl(&r, "--pool", "symbols.clean", "symbols", NULL) == 0, "status %d: %s",
 		      r.status, r.out);
 		CHECK(!strcmp(r.out, "no symbol has more than one type; 1 symbol, 2 modules checked\n"),
 		      "%s", r.out);
@@ -210,14 +141,14 @@ int main(void)
 		      !sees(&families, "c.mlir", "count", families.llvm_func,
 			    "!llvm.func<i32 (ptr, i64)>", MK_KIND_LLVM_DECL, "c.mlir:2"),
 		      "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "symbols.families", "symbols", NULL) == 0, "status %d: %s",
+		CHECK(ut_ctl(&r, "--pool", "symbols.families", "symbols", NULL) == 0, "status %d: %s",
 		      r.status, r.out);
 		CHECK(!sees(&families, "d.mlir", "count", families.llvm_func,
 			    "!llvm.func<i32 (ptr, i32)>", MK_KIND_LLVM_DECL, "d.mlir:2"),
 		      "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "symbols.families", "symbols", NULL) == 1, "status %d: %s",
+		CHECK(ut_ctl(&r, "--pool", "symbols.families", "symbols", NULL) == 1, "status %d: %s",
 		      r.status, r.out);
-		CHECK(has_line(r.out, "d.mlir:2: error: 'count' is declared here with type "
+		CHECK(ut_has_line(r.out, "d.mlir:2: error: 'count' is declared here with type "
 			       "!llvm.func<i32 (ptr, i32)>, but b.mlir:2 defines it with type "
 			       "!llvm.func<i32 (ptr, i64)>") && lines(r.out, ": error: ") == 1,
 		      "%s", r.out);
@@ -231,9 +162,9 @@ int main(void)
 			    "b.mlir:1") &&
 		      !sees(&nodef, "c.mlir", "f", nodef.function, "(i16) -> ()", MK_KIND_FUNC_DECL,
 			    "c.mlir:1"), "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "symbols.nodef", "symbols", NULL) == 1, "status %d: %s",
+		CHECK(ut_ctl(&r, "--pool", "symbols.nodef", "symbols", NULL) == 1, "status %d: %s",
 		      r.status, r.out);
-		CHECK(has_line(r.out, "a.mlir:1: error: 'f' is declared here with type (i8) -> (), "
+		CHECK(ut_has_line(r.out, "a.mlir:1: error: 'f' is declared here with type (i8) -> (), "
 			       "but b.mlir:1 declares it with type (i16) -> ()") &&
 		      lines(r.out, ": error: ") == 1, "%s", r.out);
 	}
@@ -274,25 +205,25 @@ int main(void)
 			CHECK(uniqd_intern(handles.p, handles.symbol, rec, sizeof(rec)), "%s",
 			      uniqd_last_error());
 		}
-		CHECK(ctl(&r, "--pool", "symbols.handles", "symbols", NULL) == 1, "status %d: %s",
+		CHECK(ut_ctl(&r, "--pool", "symbols.handles", "symbols", NULL) == 1, "status %d: %s",
 		      r.status, r.out);
-		CHECK(has_line(r.out, "use.mlir:2: error: 'g' is declared here with type "
+		CHECK(ut_has_line(r.out, "use.mlir:2: error: 'g' is declared here with type "
 			       "(i64) -> i64, but def.mlir:1 defines it with type (i32) -> i32"),
 		      "%s", r.out);
 	}
 
 	th_case("a pool without mlir.symbol records: a note, exit 0") {
 		CHECK((empty.p = uniqd_open("symbols.empty", 0)) != NULL, "%s", uniqd_last_error());
-		CHECK(ctl(&r, "--pool", "symbols.empty", "symbols", NULL) == 0, "status %d", r.status);
+		CHECK(ut_ctl(&r, "--pool", "symbols.empty", "symbols", NULL) == 0, "status %d", r.status);
 		CHECK(strstr(r.err, "holds no mlir.symbol records") &&
-		      has_line(r.out, "no symbol has more than one type; 0 symbols, 0 modules checked"),
+		      ut_has_line(r.out, "no symbol has more than one type; 0 symbols, 0 modules checked"),
 		      "%s / %s", r.out, r.err);
 	}
 
 	th_case("errors exit 2") {
-		CHECK(ctl(&r, "--pool", "symbols.absent", "symbols", NULL) == 2 &&
+		CHECK(ut_ctl(&r, "--pool", "symbols.absent", "symbols", NULL) == 2 &&
 		      strstr(r.err, "uniqdctl: symbols: open:"), "status %d: %s", r.status, r.err);
-		CHECK(ctl(&r, "--pool", "symbols.planted", "symbols", "extra", NULL) == 2,
+		CHECK(ut_ctl(&r, "--pool", "symbols.planted", "symbols", "extra", NULL) == 2,
 		      "status %d", r.status);
 	}
 

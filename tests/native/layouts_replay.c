@@ -16,105 +16,14 @@
 #include "../../tools/uniqdctl/json.c"
 #include "../../tools/uniqdctl/layouts.c"
 
-struct entry {
-	uint32_t class_id;
-	size_t len;
-	unsigned char *data;
+#define RP_XREALLOC xrealloc
+#include "fake/replay_pool.h"
+
+/* The plugin's classes, ids 1 to 5 in this order (rp_classes_fixed). */
+static const char *const gcc_classes[] = {
+	GK_CLASS_IDENT, GK_CLASS_UNIT, GK_CLASS_TAG, GK_CLASS_LAYOUT, GK_CLASS_USE,
 };
-
-static struct entry *pool_entries;
-static size_t pool_n;
-static const char *const class_names[] = {
-	NULL, GK_CLASS_IDENT, GK_CLASS_UNIT, GK_CLASS_TAG, GK_CLASS_LAYOUT, GK_CLASS_USE,
-};
-#define NCLASSES	(sizeof(class_names) / sizeof(class_names[0]))
-#define USE_CLASS	5	/* gcc.use's index in class_names */
-#define HANDLE_BASE	(7ULL << 32)
-
-/* ---- the stand-in pool: the libuniqd calls layouts.c makes ---------------- */
-
-uniqd_pool *uniqd_open_ex(const char *device, const void *name, size_t name_len,
-			  unsigned int flags, const struct uniqd_limits *limits)
-{
-	static int pool;
-
-	(void)device, (void)name, (void)name_len, (void)flags, (void)limits;
-	return (uniqd_pool *)&pool;
-}
-
-int uniqd_close(uniqd_pool *pool)
-{
-	(void)pool;
-	return 0;
-}
-
-const char *uniqd_last_error(void)
-{
-	return "replayed pool";
-}
-
-uint32_t uniqd_class_n(uniqd_pool *pool, const void *name, size_t len, unsigned int flags)
-{
-	(void)pool, (void)flags;
-	for (uint32_t i = 1; i < NCLASSES; i++)
-		if (strlen(class_names[i]) == len && !memcmp(class_names[i], name, len))
-			return i;
-	errno = ENOENT;
-	return 0;
-}
-
-int uniqd_foreach(uniqd_pool *pool, uint32_t class_id, unsigned int flags,
-		  uniqd_foreach_fn fn, void *arg)
-{
-	(void)pool, (void)flags;
-	for (size_t i = 0; i < pool_n; i++) {
-		int r;
-
-		if (class_id && pool_entries[i].class_id != class_id)
-			continue;
-		r = fn(arg, HANDLE_BASE | (i + 1), pool_entries[i].class_id,
-		       pool_entries[i].data, pool_entries[i].len);
-		if (r)
-			return r;
-	}
-	return 0;
-}
-
-void *uniqd_resolve_alloc(uniqd_pool *pool, uint64_t handle, size_t *len, uint32_t *class_id)
-{
-	size_t i = (size_t)(handle & 0xffffffff) - 1;
-	char *s;
-
-	(void)pool;
-	if ((handle & ~0xffffffffULL) != HANDLE_BASE || i >= pool_n) {
-		errno = ENOENT;
-		return NULL;
-	}
-	s = xrealloc(NULL, pool_entries[i].len + 1);
-	memcpy(s, pool_entries[i].data, pool_entries[i].len);
-	s[pool_entries[i].len] = '\0';
-	*len = pool_entries[i].len;
-	if (class_id)
-		*class_id = pool_entries[i].class_id;
-	return s;
-}
-
-static uint64_t pool_intern(uint32_t class_id, const unsigned char *data, size_t len)
-{
-	struct entry *e;
-
-	for (size_t i = 0; i < pool_n; i++)
-		if (pool_entries[i].class_id == class_id && pool_entries[i].len == len &&
-		    !memcmp(pool_entries[i].data, data, len))
-			return HANDLE_BASE | (i + 1);
-	pool_entries = xrealloc(pool_entries, (pool_n + 1) * sizeof(*pool_entries));
-	e = &pool_entries[pool_n++];
-	e->class_id = class_id;
-	e->len = len;
-	e->data = xrealloc(NULL, len + 1);
-	memcpy(e->data, data, len);
-	return HANDLE_BASE | pool_n;
-}
+#define USE_CLASS	5	/* gcc.use's id */
 
 /* ---- reading a log ----------------------------------------------------------- */
 
@@ -124,20 +33,6 @@ struct line {
 	unsigned char *data;
 	size_t len;
 };
-
-static int unhex(const char *s, size_t n, unsigned char *out)
-{
-	if (n % 2)
-		return -1;
-	for (size_t i = 0; i < n; i += 2) {
-		unsigned int v;
-
-		if (sscanf(s + i, "%2x", &v) != 1)
-			return -1;
-		out[i / 2] = (unsigned char)v;
-	}
-	return 0;
-}
 
 /* "<handle hex 16>\t<class>\t<content hex>" */
 static struct line *read_log(const char *path, size_t *count)
@@ -227,6 +122,10 @@ int main(int argc, char **argv)
 {
 	struct layouts_opts o = { .pool = "replay" };
 	int i = 1;
+
+	for (size_t c = 0; c < sizeof(gcc_classes) / sizeof(gcc_classes[0]); c++)
+		rp_class_add(gcc_classes[c], strlen(gcc_classes[c]));
+	rp_classes_fixed = true;
 
 	if (argc == 3 && !strcmp(argv[1], "--print")) {
 		size_t n;

@@ -22,69 +22,33 @@ SUITE=farm
 work=$(mktemp -d)
 ports=(7001 7002 7003)
 declare -A hold
+# Persisted: a node killed by a case comes back with its data.
+farm_redis=(--cluster-node-timeout 2000 --appendonly yes --appendfsync always --save '')
+farm_hold_secs=1200
+# The nodes and the machines (node_start, cluster_ok, machine, in_m): the
+# set-up the farm benchmark shares (tools/bench/guest-farm.sh).
+# shellcheck source=tests/system/farm-cluster.bash
+. "${UNIQD_SYSTEM_LIB:-/usr/local/lib/uniqd-system}/farm-cluster.bash"
 
 [ -d /sys/module/uniqd ] || modprobe uniqd
 cleanup() {
-	local p
-	for p in "${ports[@]}"; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1; done
+	cluster_stop
 	# The machines' holds were started in check's subshells.
 	pkill -f 'uniqdctl hold farm' 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-node_start() {
-	mkdir -p "$work/redis-$1"
-	(cd "$work/redis-$1" && redis-server --port "$1" --bind 127.0.0.1 \
-		--cluster-enabled yes --cluster-config-file nodes.conf \
-		--cluster-node-timeout 2000 --appendonly yes --appendfsync always \
-		--save '' --daemonize yes --logfile redis.log)
-}
-
-# Waits (30 s at most) until every node says the cluster is ok.
-cluster_ok() {
-	local p _
-	for _ in $(seq 60); do
-		for p in "${ports[@]}"; do
-			redis-cli -p "$p" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || break
-		done
-		redis-cli -p "$p" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && return 0
-		sleep 0.5
-	done
-	echo "the cluster is not ok"
-	return 1
-}
-
 cluster() {
-	local p
 	command -v redis-server && command -v uniqd-farm || return 1
-	for p in "${ports[@]}"; do node_start "$p" || return 1; done
-	sleep 1
-	redis-cli --cluster create 127.0.0.1:7001 127.0.0.1:7002 127.0.0.1:7003 \
-		--cluster-replicas 0 --cluster-yes >"$work/create.log" 2>&1 ||
-		{ cat "$work/create.log"; return 1; }
-	cluster_ok
+	cluster_start "$work/create.log" || { cat "$work/create.log" 2>/dev/null; return 1; }
 }
 check cluster cluster
 
-# A machine: a pool "farm" held in an ipc namespace of its own; in_m M CMD
-# runs CMD in machine M's namespace (within the same check: each check runs
-# in a subshell of its own).
-machine() {
-	unshare --ipc uniqdctl hold farm --seconds 1200 >"$work/hold-$1" 2>&1 &
-	hold[$1]=$!
-	for _ in $(seq 100); do
-		grep -q '^holding' "$work/hold-$1" && return 0
-		sleep 0.1
-	done
-	cat "$work/hold-$1"
-	return 1
-}
-in_m() {
-	local m=$1
-	shift
-	nsenter -t "${hold[$m]}" --ipc -- "$@"
-}
+# A machine (machine M, farm-cluster.bash) holds its pool "farm" in an ipc
+# namespace of its own; in_m M CMD runs CMD in machine M's namespace
+# (within the same check: each check runs in a subshell of its own).
+
 # Contents of machine M's pool as "content handle", sorted by content.
 contents() {
 	in_m "$1" uniqdctl -p farm dump | awk '{ print $4, $1 }' | sort

@@ -39,49 +39,28 @@ ub() { echo "UBENCH $*"; echo "UBENCH $*" >> "$raw"; }
 say() { echo "farm: $*"; }
 bad() { res "not ok farm.$1: $2"; ub "farm-error case=$1 what=$(echo "$2" | tr ' ' '_')"; }
 declare -A hold
+# Nothing persisted; the holds outlive every round.
+farm_redis=(--cluster-node-timeout 5000 --appendonly no --save '')
+farm_ctl=$ctl
+farm_hold_secs=3600
+# The nodes and the machines (cluster_start, machine, in_m): the set-up of
+# the farm test, tests/system/farm.sh.
+# shellcheck source=tests/system/farm-cluster.bash
+. "$(dirname "$0")/../../tests/system/farm-cluster.bash"
 
 : > "$raw"
 # shellcheck disable=SC2317  # called by the EXIT trap
 cleanup() {
-	local p m
+	local m
 	for m in "${!hold[@]}"; do kill "${hold[$m]}" 2>/dev/null; done
-	for p in "${ports[@]}"; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1; done
+	cluster_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
 # ---- the cluster ------------------------------------------------------------
 ip link set lo up || { bad loopback "cannot bring lo up"; exit 1; }
-for p in "${ports[@]}"; do
-	mkdir -p "$work/redis-$p"
-	(cd "$work/redis-$p" && redis-server --port "$p" --bind 127.0.0.1 \
-		--cluster-enabled yes --cluster-config-file nodes.conf \
-		--cluster-node-timeout 5000 --appendonly no --save '' \
-		--daemonize yes --logfile redis.log) ||
-		{ bad cluster "redis-server on port $p did not start"; exit 1; }
-done
-for _ in $(seq 100); do
-	up=0
-	for p in "${ports[@]}"; do redis-cli -p "$p" ping 2>/dev/null | grep -q PONG && up=$((up + 1)); done
-	[ "$up" -eq ${#ports[@]} ] && break
-	sleep 0.2
-done
-redis-cli --cluster create 127.0.0.1:7001 127.0.0.1:7002 127.0.0.1:7003 \
-	--cluster-replicas 0 --cluster-yes > "$out/cluster-create.log" 2>&1 ||
-	{ bad cluster "redis-cli --cluster create failed (cluster-create.log)"; exit 1; }
-cluster_ok() {
-	local p _ n
-	for _ in $(seq 120); do
-		n=0
-		for p in "${ports[@]}"; do
-			redis-cli -p "$p" cluster info 2>/dev/null | grep -q '^cluster_state:ok' && n=$((n + 1))
-		done
-		[ "$n" -eq ${#ports[@]} ] && return 0
-		sleep 0.5
-	done
-	return 1
-}
-cluster_ok || { bad cluster "the cluster is not ok"; exit 1; }
+why=$(cluster_start "$out/cluster-create.log") || { bad cluster "$(echo "$why" | tail -n 1)"; exit 1; }
 res "ok farm.cluster"
 
 # ---- the corpus ---------------------------------------------------------------
@@ -96,26 +75,10 @@ ub "farm-guest kernel=$(uname -r) cpus=$(nproc) mem_kb=$(awk '/MemTotal/ { print
 	"corpus=$n corpus_bytes=$bytes a=$na b=$nb overlap=$((na + nb - n)) rounds=$rounds"
 
 # ---- the machines -------------------------------------------------------------
-machine() {
-	rm -f "$work/hold-$1"
-	unshare --ipc "$ctl" hold farm --seconds 3600 > "$work/hold-$1" 2>&1 &
-	hold[$1]=$!
-	for _ in $(seq 100); do
-		grep -q '^holding' "$work/hold-$1" && return 0
-		sleep 0.1
-	done
-	cat "$work/hold-$1"
-	return 1
-}
 machine_end() {
 	kill "${hold[$1]}" 2>/dev/null
 	wait "${hold[$1]}" 2>/dev/null
 	unset "hold[$1]"
-}
-in_m() {
-	local m=$1
-	shift
-	nsenter -t "${hold[$m]}" --ipc -- "$@"
 }
 entries_of() {
 	in_m "$1" "$ctl" -p farm stats | awk '$1 == "entries" { print $2 }'

@@ -51,35 +51,10 @@ cache=${UNIQD_CACHE:-/var/cache/uniqd}/bench-build
 mkdir -p "$cache/apt/lists/partial" "$cache/apt/cache/archives/partial" "$cache/src"
 
 # ---- a deb-src list for the archive and suites this machine uses ------------
-# From the system's deb822 sources (Types: deb) or one-line lists: the same
-# URIs, suites, components and keyring, as deb-src lines.
+# The same URIs, suites, components and keyring as the system's deb
+# entries, as deb-src lines (tools/testing/deb-src-list.sh).
 srclist=$cache/apt/sources.list
-{
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk '
-		function flush() {
-			if (types ~ /(^| )deb( |$)/ && uris != "")
-				for (i = split(uris, u, " "); i > 0; i--)
-					for (j = split(suites, s, " "); j > 0; j--)
-						printf "deb-src%s %s %s %s\n",
-						       (key != "" ? " [signed-by=" key "]" : ""),
-						       u[i], s[j], comps
-			types = uris = suites = comps = key = ""
-		}
-		/^[ \t]*#/ { next }
-		/^[ \t]*$/ { flush(); next }
-		{ k = $1; sub(/:$/, "", k); $1 = ""; sub(/^ +/, "") }
-		k == "Types" { types = $0 } k == "URIs" { uris = $0 }
-		k == "Suites" { suites = $0 } k == "Components" { comps = $0 }
-		k == "Signed-By" { key = $0 }
-		END { flush() }' "$f"
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		sed -n 's/^[ \t]*deb[ \t]/deb-src /p' "$f"
-	done
-} | sort -u > "$srclist.new"
+"$here/../testing/deb-src-list.sh" > "$srclist.new"
 [ -s "$srclist.new" ] || { say "no deb line in /etc/apt/sources.list*"; exit 1; }
 mv "$srclist.new" "$srclist"
 apt_opts=(-o "Dir::Etc::SourceList=$srclist" -o Dir::Etc::SourceParts=/dev/null

@@ -19,7 +19,9 @@
  *                 [--no-kernel-cost] [--analyze] CORPUS
  *
  * Modes: uniqd_lib (the mapping), uniqd_lib_nomap, private_fast, private.
- * Per run a line like ub_corpus's:
+ * Per run a line like ub_corpus's (ns from the start of the processes,
+ * together, to the last one's end; each one's own time in the order they
+ * ended: ub_procs_run()):
  *   UBENCH replay mode=M procs=N round=R tokens=T ns=W entries=E
  *          cache_hits=H cache_misses=X map_hits=MH map_misses=MM
  *          syscalls=S units=U proc_ns=W1,W2,..
@@ -44,68 +46,14 @@
 #include "blake3.h"
 #include "internal.h"
 #include "libuniqd.h"
+#include "corpus.h"
 #include "ubench.h"
 
 #define MAXPROCS	8
 /* uniqd/map.h: the first index array, 2^10 slots. */
 #define UNIQD_MAP_INDEX_MIN_LOG2	10U
 
-/* ---- the corpus (the format of tokenize.c) -------------------------------- */
-
-struct tok {
-	const uint8_t *data;
-	uint16_t len;
-	uint8_t cls;
-};
-
-static struct tok *toks;
-static uint64_t ntoks, *unit_first;
-static uint32_t nunits;
-
-static void load(const char *path)
-{
-	struct stat st;
-	uint8_t *buf, *p, *end;
-	uint64_t t = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 || fstat(fd, &st))
-		ub_die("%s: %s", path, strerror(errno));
-	buf = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	if (buf == MAP_FAILED || st.st_size < 32 || memcmp(buf, "UBCORP01", 8))
-		ub_die("%s: not a corpus", path);
-	close(fd);
-	memcpy(&nunits, buf + 8, 4);
-	memcpy(&ntoks, buf + 16, 8);
-	toks = ub_alloc(ntoks * sizeof(*toks));
-	unit_first = ub_alloc(((size_t)nunits + 1) * sizeof(*unit_first));
-	p = buf + 32;
-	end = buf + st.st_size;
-	for (uint32_t f = 0; f < nunits; f++) {
-		uint32_t n;
-
-		if (p + 4 > end)
-			ub_die("truncated");
-		memcpy(&n, p, 4);
-		p += 4;
-		unit_first[f] = t;
-		for (uint32_t i = 0; i < n; i++, t++) {
-			uint16_t len;
-
-			if (p + 4 > end || t >= ntoks)
-				ub_die("truncated");
-			memcpy(&len, p + 2, 2);
-			toks[t].cls = p[0];
-			toks[t].len = len;
-			toks[t].data = p + 4;
-			p += 4 + len;
-		}
-	}
-	unit_first[nunits] = t;
-	if (t != ntoks)
-		ub_die("corpus: %llu tokens, header says %llu",
-		       (unsigned long long)t, (unsigned long long)ntoks);
-}
+static struct ub_corpus corpus;	/* corpus.h */
 
 /* ---- the model of the device and its mapped pool --------------------------- */
 
@@ -420,9 +368,9 @@ static void compile(enum mode m, unsigned int me, unsigned int procs,
 		local = ub_interner_new(m == R_FAST ? UB_HASH_FAST : UB_HASH_BLAKE3);
 	}
 	t0 = ub_now();
-	for (uint32_t f = me; f < nunits; f += procs) {
-		for (uint64_t t = unit_first[f]; t < unit_first[f + 1]; t++) {
-			const struct tok *k = &toks[t];
+	for (uint32_t f = me; f < corpus.nunits; f += procs) {
+		for (uint64_t t = corpus.unit_first[f]; t < corpus.unit_first[f + 1]; t++) {
+			const struct ub_tok *k = &corpus.toks[t];
 			uint64_t h;
 			bool created;
 
@@ -455,33 +403,38 @@ static void compile(enum mode m, unsigned int me, unsigned int procs,
 	r->ok = 1;
 }
 
+/* What each process of a run is given. */
+struct job {
+	enum mode m;
+	unsigned int procs;
+};
+
+static int job_run(unsigned int p, void *arg, void *res)
+{
+	struct job *j = arg;
+	struct result *r = res;
+
+	compile(j->m, p, j->procs, r);
+	return r->ok ? 0 : -1;
+}
+
 static void run(enum mode m, unsigned int procs, unsigned int round)
 {
-	struct result *res = mmap(NULL, sizeof(*res) * MAXPROCS,
-				  PROT_READ | PROT_WRITE,
-				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	struct result tot = { 0 };
+	struct result res[MAXPROCS], tot = { 0 };
+	struct job job = { .m = m, .procs = procs };
+	struct ub_procs pr = {
+		.n = procs, .run = job_run, .arg = &job, .res_size = sizeof(res[0]),
+	};
 	char pn[MAXPROCS * 24] = "";
 	size_t ln = 0;
-	pid_t pid[MAXPROCS];
-	uint64_t t0, t1;
+	uint64_t ns;
 
 	model_reset();
-	memset(res, 0, sizeof(*res) * MAXPROCS);
-	t0 = ub_now();
+	memset(res, 0, sizeof(res));
+	ns = ub_procs_run(&pr, res);
+	if (!ns)
+		ub_die("a process failed");
 	for (unsigned int p = 0; p < procs; p++) {
-		pid[p] = fork();
-		if (!pid[p]) {
-			compile(m, p, procs, &res[p]);
-			_exit(0);
-		}
-	}
-	for (unsigned int p = 0; p < procs; p++)
-		waitpid(pid[p], NULL, 0);
-	t1 = ub_now();
-	for (unsigned int p = 0; p < procs; p++) {
-		if (!res[p].ok)
-			ub_die("process %u failed", p);
 		tot.tokens += res[p].tokens;
 		tot.hits += res[p].hits;
 		tot.misses += res[p].misses;
@@ -497,12 +450,11 @@ static void run(enum mode m, unsigned int procs, unsigned int round)
 		tot.entries = mdl->created;
 	ub_out("replay mode=%s procs=%u round=%u tokens=%llu ns=%llu entries=%llu cache_hits=%llu cache_misses=%llu map_hits=%llu map_misses=%llu syscalls=%llu units=%u kernel_cost=%d overflow=%llu proc_ns=%s",
 	       mode_name[m], procs, round, (unsigned long long)tot.tokens,
-	       (unsigned long long)(t1 - t0), (unsigned long long)tot.entries,
+	       (unsigned long long)ns, (unsigned long long)tot.entries,
 	       (unsigned long long)tot.hits, (unsigned long long)tot.misses,
 	       (unsigned long long)tot.map_hits, (unsigned long long)tot.map_misses,
-	       (unsigned long long)tot.syscalls, nunits, kernel_cost,
+	       (unsigned long long)tot.syscalls, corpus.nunits, kernel_cost,
 	       (unsigned long long)mdl->overflow, pn);
-	munmap(res, sizeof(*res) * MAXPROCS);
 }
 
 /* ---- --analyze ------------------------------------------------------------ */
@@ -515,12 +467,12 @@ static void make_ids(void)
 {
 	struct ub_interner *in = ub_interner_new(UB_HASH_FAST);
 
-	ids = ub_alloc(ntoks * sizeof(*ids));
-	for (uint64_t t = 0; t < ntoks; t++) {
+	ids = ub_alloc(corpus.ntoks * sizeof(*ids));
+	for (uint64_t t = 0; t < corpus.ntoks; t++) {
 		bool c;
 
-		ids[t] = (uint32_t)ub_intern_local(in, toks[t].cls, toks[t].data,
-						   toks[t].len, &c);
+		ids[t] = (uint32_t)ub_intern_local(in, corpus.toks[t].cls, corpus.toks[t].data,
+						   corpus.toks[t].len, &c);
 	}
 	nids = (uint32_t)ub_interner_entries(in);
 }
@@ -535,8 +487,8 @@ static double sim_cache(unsigned int set_bits, unsigned int procs)
 	for (unsigned int p = 0; p < procs; p++) {
 		memset(slot, 0, (size_t)sets * 16);
 		memset(turn, 0, sets);
-		for (uint32_t f = p; f < nunits; f += procs)
-			for (uint64_t t = unit_first[f]; t < unit_first[f + 1]; t++) {
+		for (uint32_t f = p; f < corpus.nunits; f += procs)
+			for (uint64_t t = corpus.unit_first[f]; t < corpus.unit_first[f + 1]; t++) {
 				uint32_t id = ids[t];
 				uint64_t hh = uniqd_maphash(42, 0, 0, &id, 4);
 				uint32_t s = (uint32_t)(hh >> (64 - set_bits)), w;
@@ -571,10 +523,10 @@ static void analyze(void)
 	make_ids();
 	seen_unit = ub_alloc(((size_t)nids + 1) * 4);
 	first_unit = ub_alloc(((size_t)nids + 1) * 4);
-	for (uint32_t f = 0; f < nunits; f++) {
+	for (uint32_t f = 0; f < corpus.nunits; f++) {
 		uint64_t d = 0;
 
-		for (uint64_t t = unit_first[f]; t < unit_first[f + 1]; t++) {
+		for (uint64_t t = corpus.unit_first[f]; t < corpus.unit_first[f + 1]; t++) {
 			uint32_t id = ids[t];
 
 			if (seen_unit[id] != f + 1) {
@@ -590,9 +542,9 @@ static void analyze(void)
 		dmax = d > dmax ? d : dmax;
 	}
 	ub_out("replay-shape units=%u tokens=%llu distinct=%u tokens_per_unit=%.0f distinct_per_unit=%.0f distinct_per_unit_max=%llu new_per_unit=%.1f recurrence=%.1f",
-	       nunits, (unsigned long long)ntoks, nids, (double)ntoks / nunits,
-	       (double)dsum / nunits, (unsigned long long)dmax,
-	       (double)newsum / nunits, (double)ntoks / nids);
+	       corpus.nunits, (unsigned long long)corpus.ntoks, nids, (double)corpus.ntoks / corpus.nunits,
+	       (double)dsum / corpus.nunits, (unsigned long long)dmax,
+	       (double)newsum / corpus.nunits, (double)corpus.ntoks / nids);
 	for (unsigned int b = 8; b <= 14; b++)
 		ub_out("replay-cachesim slots=%u kib=%u hit_n1=%.2f hit_n2=%.2f hit_n4=%.2f",
 		       4U << b, (4U << b) * 64 / 1024, sim_cache(b, 1),
@@ -637,7 +589,7 @@ int main(int argc, char **argv)
 				if (!strcmp(s, mode_name[i]))
 					want[i] = true;
 	}
-	load(path);
+	ub_corpus_load(&corpus, path);
 	if (do_analyze)
 		analyze();
 	model_new();

@@ -29,7 +29,7 @@
  * Copies N units of the corpus IN to OUT, spread evenly over it (unit
  * k * units / N for k < N), in order: a smaller build of the same project.
  *
- * Output, little-endian (see ub_corpus.c):
+ * Output, little-endian (read by corpus.c, the one reader):
  *   "UBCORP01" u32 files u32 0 u64 tokens u64 token_bytes
  *   per file: u32 tokens, then per token: u8 class (1 ident, 2 string),
  *             u8 0, u16 length, the bytes

@@ -72,6 +72,7 @@
 #include <unistd.h>
 
 #include "libuniqd.h"
+#include "corpus.h"
 #include "ubench.h"
 #include "ubench_lmdb.h"
 
@@ -94,14 +95,8 @@ static const char *const mode_name[M_COUNT] = {
 	"uniqd_lib_nomap" UB_LIB_VARIANT, "uniqd_lib_warm" UB_LIB_VARIANT,
 };
 
-struct tok {
-	const uint8_t *data;
-	uint16_t len;
-	uint8_t cls;		/* 1 ident, 2 string */
-};
+static struct ub_corpus corpus;	/* its units: the files of the corpus */
 
-static struct tok *toks;
-static uint64_t ntoks, corpus_bytes;
 /*
  * Each unit's time in the run going on (shared with the processes, which
  * write their own units' entries), and per mode and N the least time of
@@ -109,65 +104,6 @@ static uint64_t ntoks, corpus_bytes;
  */
 static uint64_t *unit_ns;
 static uint64_t *unit_best[M_COUNT][MAXPROCS + 1];
-static uint64_t *file_first;	/* tokens of file f: [file_first[f], file_first[f + 1]) */
-static uint32_t nfiles;
-
-static void load(const char *path)
-{
-	struct stat st;
-	uint8_t *buf, *p, *end;
-	uint64_t t = 0;
-	uint32_t f;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0 || fstat(fd, &st))
-		ub_die("%s: %s", path, strerror(errno));
-	buf = ub_alloc(st.st_size);
-	for (off_t off = 0; off < st.st_size;) {
-		ssize_t n = read(fd, buf + off, st.st_size - off);
-
-		if (n <= 0)
-			ub_die("%s: short read", path);
-		off += n;
-	}
-	close(fd);
-	if (st.st_size < 32 || memcmp(buf, "UBCORP01", 8))
-		ub_die("%s: not a corpus", path);
-	memcpy(&nfiles, buf + 8, 4);
-	memcpy(&ntoks, buf + 16, 8);
-	memcpy(&corpus_bytes, buf + 24, 8);
-	toks = ub_alloc(ntoks * sizeof(*toks));
-	file_first = ub_alloc(((size_t)nfiles + 1) * sizeof(*file_first));
-	p = buf + 32;
-	end = buf + st.st_size;
-	for (f = 0; f < nfiles; f++) {
-		uint32_t n, i;
-
-		if (p + 4 > end)
-			ub_die("%s: truncated", path);
-		memcpy(&n, p, 4);
-		p += 4;
-		file_first[f] = t;
-		for (i = 0; i < n; i++) {
-			uint16_t len;
-
-			if (p + 4 > end || t >= ntoks)
-				ub_die("%s: truncated", path);
-			memcpy(&len, p + 2, 2);
-			toks[t].cls = p[0];
-			toks[t].len = len;
-			toks[t].data = p + 4;
-			p += 4 + len;
-			if (p > end)
-				ub_die("%s: truncated", path);
-			t++;
-		}
-	}
-	file_first[nfiles] = t;
-	if (t != ntoks)
-		ub_die("%s: %llu tokens, header says %llu", path,
-		       (unsigned long long)t, (unsigned long long)ntoks);
-}
 
 struct result {
 	char status;		/* 'k' or 'f' */
@@ -204,9 +140,9 @@ static int compile_lmdb(unsigned int me, unsigned int procs, int hfd,
 	uint8_t *cls;
 	int ret = 0;
 
-	for (f = me; f < nfiles; f += procs)
-		if (file_first[f + 1] - file_first[f] > most)
-			most = file_first[f + 1] - file_first[f];
+	for (f = me; f < corpus.nunits; f += procs)
+		if (corpus.unit_first[f + 1] - corpus.unit_first[f] > most)
+			most = corpus.unit_first[f + 1] - corpus.unit_first[f];
 	data = malloc((most + 1) * sizeof(*data));
 	len = malloc((most + 1) * sizeof(*len));
 	cls = malloc(most + 1);
@@ -214,15 +150,15 @@ static int compile_lmdb(unsigned int me, unsigned int procs, int hfd,
 	if (!data || !len || !cls || !h)
 		return -1;
 	ub_lmdb_open(&db, lmdb_path);
-	for (f = me; f < nfiles && !ret; f += procs) {
-		uint64_t a = file_first[f], n = file_first[f + 1] - a, i;
+	for (f = me; f < corpus.nunits && !ret; f += procs) {
+		uint64_t a = corpus.unit_first[f], n = corpus.unit_first[f + 1] - a, i;
 		uint64_t u0 = ub_now();
 		long miss;
 
 		for (i = 0; i < n; i++) {
-			data[i] = toks[a + i].data;
-			len[i] = toks[a + i].len;
-			cls[i] = toks[a + i].cls;
+			data[i] = corpus.toks[a + i].data;
+			len[i] = corpus.toks[a + i].len;
+			cls[i] = corpus.toks[a + i].cls;
 		}
 		miss = ub_lmdb_intern_many(&db, cls, data, len, n, h);
 		if (miss < 0) {
@@ -288,8 +224,8 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 	int fd = -1;
 	uint32_t f;
 
-	for (f = me; f < nfiles; f += procs)
-		res->tokens += file_first[f + 1] - file_first[f];
+	for (f = me; f < corpus.nunits; f += procs)
+		res->tokens += corpus.unit_first[f + 1] - corpus.unit_first[f];
 	if (m == M_LMDB)
 		return compile_lmdb(me, procs, hfd, res);
 	if (m == M_PRIVATE || m == M_PRIVATE_FAST) {
@@ -319,8 +255,8 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 	if (m == M_MANY)
 		items = malloc(65536 * sizeof(*items));
 
-	for (f = me; f < nfiles; f += procs) {
-		uint64_t t, a = file_first[f], b = file_first[f + 1];
+	for (f = me; f < corpus.nunits; f += procs) {
+		uint64_t t, a = corpus.unit_first[f], b = corpus.unit_first[f + 1];
 		uint64_t u0 = ub_now();
 
 		if (m == M_MANY) {
@@ -328,9 +264,9 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 				size_t n = b - t < 65536 ? b - t : 65536, i;
 
 				for (i = 0; i < n; i++) {
-					items[i].data = toks[t + i].data;
-					items[i].len = toks[t + i].len;
-					items[i].class_id = cls[toks[t + i].cls];
+					items[i].data = corpus.toks[t + i].data;
+					items[i].len = corpus.toks[t + i].len;
+					items[i].class_id = cls[corpus.toks[t + i].cls];
 				}
 				if (uniqd_intern_many(pool, items, n, 0) != n)
 					return -1;
@@ -348,8 +284,8 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 			continue;
 		}
 		for (t = a; t < b; t++) {
-			const struct tok *k = &toks[t];
-			uint64_t h;
+			const struct ub_tok *k = &corpus.toks[t];
+			__u64 h;
 			bool created;
 
 			switch (m) {
@@ -360,7 +296,7 @@ static int compile(enum mode m, unsigned int me, unsigned int procs, int hfd,
 				uncached += k->len > 256;
 				break;
 			case M_IOCTL:
-				if (ub_uniqd_intern(fd, cls[k->cls], k->data, k->len, &h))
+				if (ut_intern(fd, cls[k->cls], k->data, k->len, &h, NULL))
 					h = 0;
 				break;
 			default:
@@ -441,12 +377,12 @@ static uint32_t hmap_get_put(struct hmap *m, uint64_t k, uint32_t v)
 static void check(enum mode m, unsigned int procs)
 {
 	struct ub_interner *ids = ub_interner_new(UB_HASH_FAST);
-	uint64_t *first = ub_alloc((ntoks + 1) * sizeof(uint64_t));
+	uint64_t *first = ub_alloc((corpus.ntoks + 1) * sizeof(uint64_t));
 	uint64_t mismatches = 0, collisions = 0, seen = 0;
 	struct hmap rev;
 	unsigned int p;
 
-	hmap_init(&rev, ntoks);
+	hmap_init(&rev, corpus.ntoks);
 	for (p = 0; p < procs; p++) {
 		char path[64];
 		FILE *fp;
@@ -456,19 +392,19 @@ static void check(enum mode m, unsigned int procs)
 		fp = fopen(path, "rb");
 		if (!fp)
 			ub_die("%s: %s", path, strerror(errno));
-		for (f = p; f < nfiles; f += procs) {
+		for (f = p; f < corpus.nunits; f += procs) {
 			uint64_t t;
 
-			for (t = file_first[f]; t < file_first[f + 1]; t++) {
+			for (t = corpus.unit_first[f]; t < corpus.unit_first[f + 1]; t++) {
 				uint64_t h = 0;
 				bool created;
 				uint32_t id;
 
 				if (fread(&h, 8, 1, fp) != 1)
 					ub_die("%s: short", path);
-				id = (uint32_t)ub_intern_local(ids, toks[t].cls,
-							       toks[t].data,
-							       toks[t].len, &created);
+				id = (uint32_t)ub_intern_local(ids, corpus.toks[t].cls,
+							       corpus.toks[t].data,
+							       corpus.toks[t].len, &created);
 				seen++;
 				if (!first[id]) {
 					first[id] = h;
@@ -487,7 +423,7 @@ static void check(enum mode m, unsigned int procs)
 	       kind, mode_name[m], procs, (unsigned long long)seen,
 	       (unsigned long long)ub_interner_entries(ids),
 	       (unsigned long long)mismatches, (unsigned long long)collisions,
-	       !mismatches && !collisions && seen == ntoks);
+	       !mismatches && !collisions && seen == corpus.ntoks);
 	free(rev.key);
 	free(rev.val);
 	free(first);
@@ -502,21 +438,21 @@ static void warm(int fd)
 	struct uniqd_key batch[256];
 	uint32_t n = 0;
 
-	for (uint64_t t = 0; t <= ntoks; t++) {
+	for (uint64_t t = 0; t <= corpus.ntoks; t++) {
 		bool created = false;
 
-		if (t < ntoks)
-			ub_intern_local(seen, toks[t].cls, toks[t].data, toks[t].len,
+		if (t < corpus.ntoks)
+			ub_intern_local(seen, corpus.toks[t].cls, corpus.toks[t].data, corpus.toks[t].len,
 					&created);
 		if (created) {
 			memset(&batch[n], 0, sizeof(batch[n]));
-			batch[n].class_id = cls[toks[t].cls];
-			batch[n].data = (uintptr_t)toks[t].data;
-			batch[n].len = toks[t].len;
+			batch[n].class_id = cls[corpus.toks[t].cls];
+			batch[n].data = (uintptr_t)corpus.toks[t].data;
+			batch[n].len = corpus.toks[t].len;
 			n++;
 		}
-		if (n == 256 || (t == ntoks && n)) {
-			if (ub_uniqd_batch(fd, batch, n))
+		if (n == 256 || (t == corpus.ntoks && n)) {
+			if (ut_batch(fd, batch, n))
 				ub_die("INTERN_BATCH: %s", strerror(errno));
 			n = 0;
 		}
@@ -524,18 +460,56 @@ static void warm(int fd)
 	ub_interner_free(seen);
 }
 
+/* What each process of a run is given; the child's own verify file. */
+struct job {
+	enum mode m;
+	unsigned int procs;
+	bool verify;
+};
+static int job_hfd = -1;
+
+static int job_setup(unsigned int p, void *arg)
+{
+	struct job *j = arg;
+	char path[64];
+
+	if (!j->verify)
+		return 0;
+	snprintf(path, sizeof(path), "/tmp/ub_corpus.%u", p);
+	job_hfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	return job_hfd < 0 ? -1 : 0;
+}
+
+static int job_run(unsigned int p, void *arg, void *res)
+{
+	struct job *j = arg;
+	struct result *r = res;
+
+	r->status = 'k';
+	r->ns = ub_now();
+	if (compile(j->m, p, j->procs, job_hfd, r))
+		r->status = 'f';
+	r->ns = ub_now() - r->ns;
+	return r->status == 'k' ? 0 : -1;
+}
+
 static void run(enum mode m, unsigned int procs, unsigned int round, bool verify)
 {
 	struct result res[MAXPROCS], total = { 0 };
 	struct uniqd_stats st = { 0 };
-	int go[2], done[2], fd = -1;
-	pid_t pid[MAXPROCS];
-	uint64_t t0, t1;
+	struct job job = { .m = m, .procs = procs };
+	struct ub_procs pr = {
+		.n = procs, .setup = job_setup, .run = job_run, .arg = &job,
+		.res_size = sizeof(struct result),
+	};
+	uint64_t ns;
 	unsigned int p;
 	bool ok = true;
+	int fd = -1;
 
 	if (m == M_PRIVATE || m == M_PRIVATE_FAST)
 		verify = false;
+	job.verify = verify;
 	snprintf(pool_name, sizeof(pool_name), "ubench-corpus-%u-%s-%u", round,
 		 mode_name[m], procs);
 	if (m == M_LMDB)
@@ -548,72 +522,20 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 		if (m == M_LIB_WARM)
 			warm(fd);
 	}
-	if (pipe(go) || pipe(done))
-		ub_die("pipe: %s", strerror(errno));
+	memset(res, 0, sizeof(res));
+	ns = ub_procs_run(&pr, res);
+	if (!ns)
+		ok = false;
 	for (p = 0; p < procs; p++) {
-		pid[p] = fork();
-		if (pid[p] < 0)
-			ub_die("fork: %s", strerror(errno));
-		if (!pid[p]) {
-			struct result r = { .status = 'k' };
-			int hfd = -1;
-			char c;
-
-			close(go[1]);
-			close(done[0]);
-			if (verify) {
-				char path[64];
-
-				snprintf(path, sizeof(path), "/tmp/ub_corpus.%u", p);
-				hfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-				if (hfd < 0)
-					_exit(2);
-			}
-			if (read(go[0], &c, 1) != 1)
-				_exit(2);
-			r.ns = ub_now();
-			if (compile(m, p, procs, hfd, &r))
-				r.status = 'f';
-			r.ns = ub_now() - r.ns;
-			if (write(done[1], &r, sizeof(r)) != sizeof(r))
-				_exit(2);
-			if (hfd >= 0)
-				close(hfd);
-			_exit(r.status == 'k' ? 0 : 1);
-		}
-	}
-	close(go[0]);
-	close(done[1]);
-	usleep(50000);
-	t0 = ub_now();
-	for (p = 0; p < procs; p++)
-		if (write(go[1], "g", 1) != 1)
-			ok = false;
-	for (p = 0; p < procs; p++) {
-		if (read(done[0], &res[p], sizeof(res[p])) != sizeof(res[p]) ||
-		    res[p].status != 'k')
-			ok = false;
-		else {
-			total.entries += res[p].entries;
-			total.cache_hits += res[p].cache_hits;
-			total.cache_misses += res[p].cache_misses;
-			total.map_hits += res[p].map_hits;
-			total.map_misses += res[p].map_misses;
-			total.syscalls += res[p].syscalls;
-		}
-	}
-	t1 = ub_now();
-	close(go[1]);
-	close(done[0]);
-	for (p = 0; p < procs; p++) {
-		int s;
-
-		waitpid(pid[p], &s, 0);
-		if (!WIFEXITED(s) || WEXITSTATUS(s))
-			ok = false;
+		total.entries += res[p].entries;
+		total.cache_hits += res[p].cache_hits;
+		total.cache_misses += res[p].cache_misses;
+		total.map_hits += res[p].map_hits;
+		total.map_misses += res[p].map_misses;
+		total.syscalls += res[p].syscalls;
 	}
 	if (fd >= 0) {
-		if (ub_uniqd_stats(fd, &st))
+		if (ut_stats(fd, &st))
 			ok = false;
 		total.entries = st.entries;
 		close(fd);
@@ -637,21 +559,21 @@ static void run(enum mode m, unsigned int procs, unsigned int round, bool verify
 				       (unsigned long long)res[p].ns);
 		}
 		ub_out("%s mode=%s procs=%u round=%u tokens=%llu ns=%llu entries=%llu bytes=%llu arena=%llu table=%llu cache_hits=%llu cache_misses=%llu units=%u map_hits=%llu map_misses=%llu syscalls=%llu proc_tokens=%s proc_ns=%s",
-		       kind, mode_name[m], procs, round, (unsigned long long)ntoks,
-		       (unsigned long long)(t1 - t0), (unsigned long long)total.entries,
+		       kind, mode_name[m], procs, round, (unsigned long long)corpus.ntoks,
+		       (unsigned long long)ns, (unsigned long long)total.entries,
 		       (unsigned long long)st.bytes, (unsigned long long)st.arena_bytes,
 		       (unsigned long long)st.table_bytes,
 		       (unsigned long long)total.cache_hits,
-		       (unsigned long long)total.cache_misses, nfiles,
+		       (unsigned long long)total.cache_misses, corpus.nunits,
 		       (unsigned long long)total.map_hits,
 		       (unsigned long long)total.map_misses,
 		       (unsigned long long)total.syscalls, pt, pn);
 	}
 	if (!unit_best[m][procs]) {
-		unit_best[m][procs] = ub_alloc(nfiles * sizeof(uint64_t));
-		memset(unit_best[m][procs], 0xff, nfiles * sizeof(uint64_t));
+		unit_best[m][procs] = ub_alloc(corpus.nunits * sizeof(uint64_t));
+		memset(unit_best[m][procs], 0xff, corpus.nunits * sizeof(uint64_t));
 	}
-	for (uint32_t f = 0; f < nfiles; f++)
+	for (uint32_t f = 0; f < corpus.nunits; f++)
 		if (unit_ns[f] < unit_best[m][procs][f])
 			unit_best[m][procs][f] = unit_ns[f];
 	if (verify)
@@ -675,9 +597,9 @@ static void best_out(unsigned int rounds)
 			for (unsigned int p = 0; p < n; p++) {
 				uint64_t ns = 0, tk = 0;
 
-				for (uint32_t f = p; f < nfiles; f += n) {
+				for (uint32_t f = p; f < corpus.nunits; f += n) {
 					ns += unit_best[m][n][f];
-					tk += file_first[f + 1] - file_first[f];
+					tk += corpus.unit_first[f + 1] - corpus.unit_first[f];
 				}
 				lt += snprintf(pt + lt, sizeof(pt) - lt, "%s%llu",
 					       p ? "," : "", (unsigned long long)tk);
@@ -728,13 +650,13 @@ int main(int argc, char **argv)
 				if (!strcmp(s, mode_name[i]))
 					want[i] = true;
 	}
-	load(path);
-	unit_ns = mmap(NULL, nfiles * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+	ub_corpus_load(&corpus, path);
+	unit_ns = mmap(NULL, corpus.nunits * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (unit_ns == MAP_FAILED)
 		ub_die("mmap: %s", strerror(errno));
-	ub_out("%s-setup files=%u tokens=%llu bytes=%llu", kind, nfiles,
-	       (unsigned long long)ntoks, (unsigned long long)corpus_bytes);
+	ub_out("%s-setup files=%u tokens=%llu bytes=%llu", kind, corpus.nunits,
+	       (unsigned long long)corpus.ntoks, (unsigned long long)corpus.bytes);
 	for (r = base; r < base + rounds; r++)
 		for (i = 0; i < M_COUNT; i++)
 			for (j = 0; j < nprocs; j++) {

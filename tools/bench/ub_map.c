@@ -54,7 +54,7 @@ static int fd;
 static uint32_t cls;
 static uniqd_pool *lib;
 static uint32_t lib_cls;
-static uint64_t *handles;
+static __u64 *handles;
 static struct ub_interner *inproc, *inprocfast;
 
 struct cursor {
@@ -105,9 +105,9 @@ static int run_intern(void *ctx, uint64_t ops, bool new)
 		uint32_t len;
 		const uint8_t *k = new ? ub_key(&fresh, c->pos++ % FRESH, &len) :
 					 next_present(c, &len);
-		uint64_t h;
+		__u64 h;
 
-		if (ub_uniqd_intern(fd, cls, k, len, &h))
+		if (ut_intern(fd, cls, k, len, &h, NULL))
 			return -1;
 	}
 	return 0;
@@ -406,7 +406,7 @@ int main(int argc, char **argv)
 		uint32_t len;
 		const uint8_t *k = ub_key(&present, i, &len);
 
-		if (ub_uniqd_intern(fd, cls, k, len, &handles[i]))
+		if (ut_intern(fd, cls, k, len, &handles[i], NULL))
 			ub_die("intern");
 	}
 	{
@@ -436,7 +436,7 @@ int main(int argc, char **argv)
 	{
 		struct uniqd_stats s;
 
-		if (!ub_uniqd_stats(fd, &s))
+		if (!ut_stats(fd, &s))
 			ub_out("UBENCH map-stats entries=%llu map_bytes=%llu index_slots=%llu index_bytes=%llu overflow=%llu\n",
 			       (unsigned long long)s.entries,
 			       (unsigned long long)s.map_bytes,

@@ -31,36 +31,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/ut_host.h"
 #include "ubench.h"
 
-#define CG "/sys/fs/cgroup"
-#define MYCG CG "/ubench-memory"
+#define MYCG UT_CG "/ubench-memory"
 
-static int put(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
+/* Errors but the last show up as a missing memory.stat below. */
 static void cgroup_enter(void)
 {
-	struct stat st;
-
-	if (stat(CG "/cgroup.controllers", &st)) {
-		mkdir(CG, 0755);
-		if (mount("cgroup2", CG, "cgroup2", 0, NULL))
-			ub_die("mount cgroup2: %s", strerror(errno));
-	}
-	/* Errors here show up as a missing memory.stat below. */
-	put(CG "/cgroup.subtree_control", "+memory");
-	mkdir(MYCG, 0755);
-	if (put(MYCG "/cgroup.procs", "0"))
+	ut_memcg_make("ubench-memory", NULL);
+	if (ut_cgroup_join("ubench-memory"))
 		ub_die("cannot enter %s: %s", MYCG, strerror(errno));
 }
 
@@ -134,7 +114,7 @@ int main(int argc, char **argv)
 	fd = ub_uniqd_open("ubench-memory");
 	cls = ub_uniqd_class(fd, "ident");
 	ub_uniqd_intern_all(fd, cls, &keys, n);
-	if (ub_uniqd_stats(fd, &st))
+	if (ut_stats(fd, &st))
 		ub_die("STATS: %s", strerror(errno));
 	/* Old table generations are freed after a grace period. */
 	sleep(1);

@@ -126,9 +126,9 @@ static int run_intern(void *ctx, uint64_t ops, bool new)
 	while (ops--) {
 		uint32_t len;
 		const uint8_t *k = new ? next_fresh(c, &len) : next_present(c, &len);
-		uint64_t h;
+		__u64 h;
 
-		if (!k || ub_uniqd_intern(fd, cls, k, len, &h))
+		if (!k || ut_intern(fd, cls, k, len, &h, NULL))
 			return -1;
 	}
 	return 0;
@@ -164,7 +164,7 @@ static int run_batch(void *ctx, uint64_t ops, bool new)
 			keys[i].data = (uintptr_t)k;
 			keys[i].len = len;
 		}
-		if (ub_uniqd_batch(fd, keys, n))
+		if (ut_batch(fd, keys, n))
 			return -1;
 		ops -= n;
 	}

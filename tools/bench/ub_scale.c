@@ -53,7 +53,8 @@ static int work(enum work w, const struct ub_keys *keys, const uint32_t *order,
 		uint32_t nkeys, uint64_t ops, unsigned int me)
 {
 	struct uniqd_key batch[256];
-	uint64_t i, h;
+	uint64_t i;
+	__u64 h;
 	uint32_t len, cls = 0;
 	int fd = -1;
 
@@ -71,14 +72,14 @@ static int work(enum work w, const struct ub_keys *keys, const uint32_t *order,
 		case W_OWNCLASS:
 			/* Process p takes the keys p, p + 2, ...: its own. */
 			k = ub_key(keys, 2 * order[i % nkeys] + me, &len);
-			if (ub_uniqd_intern(fd, cls, k, len, &h))
+			if (ut_intern(fd, cls, k, len, &h, NULL))
 				return -1;
 			i++;
 			break;
 		case W_HIT:
 		case W_NEW:
 			k = ub_key(keys, order[i % nkeys], &len);
-			if (ub_uniqd_intern(fd, cls, k, len, &h))
+			if (ut_intern(fd, cls, k, len, &h, NULL))
 				return -1;
 			i++;
 			break;
@@ -90,7 +91,7 @@ static int work(enum work w, const struct ub_keys *keys, const uint32_t *order,
 				batch[j].data = (uintptr_t)k;
 				batch[j].len = len;
 			}
-			if (ub_uniqd_batch(fd, batch, 256))
+			if (ut_batch(fd, batch, 256))
 				return -1;
 			i += 256;
 			break;
@@ -107,17 +108,33 @@ static int work(enum work w, const struct ub_keys *keys, const uint32_t *order,
 	return 0;
 }
 
+/* What each process of a run is given. */
+struct job {
+	enum work w;
+	const struct ub_keys *keys;
+	uint32_t **order;
+	uint32_t nkeys;
+	uint64_t ops;
+};
+
+static int job_run(unsigned int p, void *arg, void *res)
+{
+	struct job *j = arg;
+
+	(void)res;
+	return work(j->w, j->keys, j->order[p], j->nkeys, j->ops, p);
+}
+
 /* Run @procs processes of @ops operations each; wall ns, 0 on failure. */
 static uint64_t run(enum work w, unsigned int procs, uint64_t ops,
 		    unsigned int round)
 {
 	struct ub_keys fresh, *keys = &present;
 	uint32_t *order[MAXPROCS], nkeys = PRESENT, i;
-	int go[2], done[2];
-	pid_t pid[MAXPROCS];
-	uint64_t t0, t1;
+	struct job job;
+	struct ub_procs pr = { .n = procs, .run = job_run, .arg = &job };
+	uint64_t ns;
 	unsigned int p;
-	bool ok = true;
 
 	if (w == W_NEW || w == W_DISJOINT || w == W_OWNCLASS) {
 		/* Enough fresh keys that every call creates or races. */
@@ -134,58 +151,17 @@ static uint64_t run(enum work w, unsigned int procs, uint64_t ops,
 			order[p][i] = i;
 		ub_shuffle(order[p], nkeys, 1000 + 7 * p + 131 * round);
 	}
-	if (pipe(go) || pipe(done))
-		ub_die("pipe: %s", strerror(errno));
-	for (p = 0; p < procs; p++) {
-		pid[p] = fork();
-		if (pid[p] < 0)
-			ub_die("fork: %s", strerror(errno));
-		if (!pid[p]) {
-			char c;
-			int ret;
-
-			close(go[1]);
-			close(done[0]);
-			if (read(go[0], &c, 1) != 1)
-				_exit(2);
-			ret = work(w, keys, order[p], nkeys, ops, p);
-			c = ret ? 'f' : 'k';
-			if (write(done[1], &c, 1) != 1)
-				_exit(2);
-			_exit(ret ? 1 : 0);
-		}
-	}
-	close(go[0]);
-	close(done[1]);
-	/* Let the children settle into read() before the start. */
-	usleep(50000);
-	t0 = ub_now();
+	job = (struct job){ .w = w, .keys = keys, .order = order,
+			    .nkeys = nkeys, .ops = ops };
+	ns = ub_procs_run(&pr, NULL);
 	for (p = 0; p < procs; p++)
-		if (write(go[1], "g", 1) != 1)
-			ok = false;
-	for (p = 0; p < procs; p++) {
-		char c;
-
-		if (read(done[0], &c, 1) != 1 || c != 'k')
-			ok = false;
-	}
-	t1 = ub_now();
-	close(go[1]);
-	close(done[0]);
-	for (p = 0; p < procs; p++) {
-		int st;
-
-		waitpid(pid[p], &st, 0);
-		if (!WIFEXITED(st) || WEXITSTATUS(st))
-			ok = false;
 		free(order[p]);
-	}
 	if (keys == &fresh) {
 		free(fresh.bytes);
 		free(fresh.off);
 		free(fresh.len);
 	}
-	return ok ? t1 - t0 : 0;
+	return ns;
 }
 
 int main(int argc, char **argv)

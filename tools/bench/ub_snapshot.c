@@ -94,7 +94,7 @@ static void intern_all(int fd, uint32_t batch, const char *op,
 			keyv[j].data = (uintptr_t)ub_key(&keys, i + j, &len);
 			keyv[j].len = len;
 		}
-		if (ub_uniqd_batch(fd, keyv, m))
+		if (ut_batch(fd, keyv, m))
 			ub_die("INTERN_BATCH: %s", strerror(errno));
 		for (uint32_t j = 0; j < m; j++) {
 			if (!(keyv[j].status & UNIQD_STATUS_NEW))
@@ -392,7 +392,7 @@ int main(int argc, char **argv)
 			resolve_all(fd, r);
 			save(lib, path, r, &info);
 		}
-		if (ub_uniqd_stats(fd, &st))
+		if (ut_stats(fd, &st))
 			ub_die("STATS: %s", strerror(errno));
 		ub_out("snapshot-file round=%u entries=%llu content=%llu file=%llu classes=%u arena=%llu table=%llu map=%llu",
 		       r, (unsigned long long)info.entries,

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Shared code of the userspace benchmarks that run in the bench VM
- * (tools/bench/ub_*.c): results, keys, a slice-interleaving timer, raw
- * uniqd ioctls, the in-process interner and a Redis (RESP) client.
+ * (tools/bench/ub_*.c), one concern a file: results, time and keys
+ * (ubench.c), a slice-interleaving timer (ubench_compare.c), processes
+ * started together (ubench_procs.c), uniqd set-up over the test-support
+ * library's raw ioctls (ubench_uniqd.c), the in-process interner
+ * (ubench_interner.c) and Redis through hiredis (ubench_redis.c, linked
+ * into ub_micro and ub_memory only).
  *
  * Every result is a line "UBENCH <kind> key=value ..." written to
  * $UNIQD_RESULTS (the VM's result port) and to stdout; the host's
@@ -17,6 +21,8 @@
 #include <sys/types.h>
 
 #include <linux/uniqd.h>
+
+#include "lib/ut_ioctl.h"	/* the raw ioctl wrappers (test-support library) */
 
 /* ---- output and time ---------------------------------------------------- */
 
@@ -75,18 +81,40 @@ struct ub_case {
 void ub_compare(struct ub_case *cases, unsigned int n, unsigned int rounds,
 		double round_ms, double slice_ms);
 
+/* ---- processes started together ---------------------------------------- */
+
+/*
+ * The fork-and-wait harness of the multi-process benchmarks: @n processes
+ * are forked; each runs setup() (may be NULL; non-zero: it fails), waits
+ * for the start, runs run(), whose result (res_size bytes) it sends back,
+ * and exits 0 when run() returned 0. The parent lets them settle (50 ms),
+ * starts them all at once and reads their results into @res (n * res_size
+ * bytes, in the order they arrive). Returns the wall ns from the start to
+ * the last result, or 0 when a process failed (setup() or run() non-zero,
+ * no result, or an exit status other than 0).
+ */
+struct ub_procs {
+	unsigned int n;
+	int (*setup)(unsigned int p, void *arg);
+	int (*run)(unsigned int p, void *arg, void *res);
+	void *arg;
+	size_t res_size;
+};
+
+uint64_t ub_procs_run(const struct ub_procs *pr, void *res);
+
 /* ---- uniqd ioctls ------------------------------------------------------ */
 
-int ub_uniqd_open(const char *pool);	/* dies on failure */
+/*
+ * The raw wrappers are the test-support library's (tests/lib/ut_ioctl.h:
+ * ut_intern(), ut_batch(), ut_stats(), ...); these few die on failure, as
+ * a benchmark's set-up does.
+ */
+int ub_uniqd_open(const char *pool);	/* ATTACHed to @pool */
 uint32_t ub_uniqd_class(int fd, const char *name);
-int ub_uniqd_intern(int fd, uint32_t cls, const void *data, uint32_t len,
-		    uint64_t *handle);
-/* INTERN_BATCH of @n keys (all filled in), restarting on EINTR. */
-int ub_uniqd_batch(int fd, struct uniqd_key *keys, uint32_t n);
-/* INTERN keys [0, n) of @k in class @cls, 256 a batch; dies on failure. */
+/* INTERN keys [0, n) of @k in class @cls, 256 a batch. */
 void ub_uniqd_intern_all(int fd, uint32_t cls, const struct ub_keys *k,
 			 uint32_t n);
-int ub_uniqd_stats(int fd, struct uniqd_stats *st);
 
 /* ---- the in-process interner -------------------------------------------- */
 
@@ -107,7 +135,7 @@ uint64_t ub_intern_local(struct ub_interner *t, uint32_t cls, const void *data,
 uint64_t ub_interner_entries(const struct ub_interner *t);
 uint64_t ub_interner_bytes(const struct ub_interner *t);
 
-/* ---- Redis over a Unix socket (RESP) ------------------------------------ */
+/* ---- Redis over a Unix socket (hiredis) --------------------------------- */
 
 struct ub_redis;
 struct ub_redis *ub_redis_connect(const char *path);	/* NULL if none */

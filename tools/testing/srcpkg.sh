@@ -37,30 +37,7 @@ flock 9
 
 # deb-src twins of the machine's deb entries (same URIs, suites, components
 # and keyring), as one-line entries.
-{
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk '
-		function flush() {
-			if (types ~ /(^| )deb( |$)/ && uris != "")
-				for (i = split(uris, u, " "); i > 0; i--)
-					for (j = split(suites, s, " "); j > 0; j--)
-						printf "deb-src %s%s %s %s\n", (key != "" ? "[signed-by=" key "] " : ""), u[i], s[j], comps
-			types = uris = suites = comps = key = ""; enabled = 1
-		}
-		BEGIN { enabled = 1 }
-		/^[ \t]*#/ { next }
-		/^[ \t]*$/ { if (enabled) flush(); else { types = uris = suites = comps = key = ""; enabled = 1 }; next }
-		{ k = tolower($1); sub(/:$/, "", k); v = $0; sub(/^[^:]*:[ \t]*/, "", v) }
-		k == "types" { types = v } k == "uris" { uris = v } k == "suites" { suites = v }
-		k == "components" { comps = v } k == "signed-by" { key = v }
-		k == "enabled" && tolower(v) == "no" { enabled = 0 }
-		END { if (enabled) flush() }' "$f"
-	done
-	if [ -f /etc/apt/sources.list ]; then
-		sed -n 's/^[ \t]*deb[ \t]\+/deb-src /p' /etc/apt/sources.list
-	fi
-} | sort -u > "$apt/sources.list.new"
+"$(dirname "$0")/deb-src-list.sh" > "$apt/sources.list.new"
 [ -s "$apt/sources.list.new" ] || die "no deb entries in /etc/apt/sources.list{,.d/*.sources}"
 if ! cmp -s "$apt/sources.list.new" "$apt/sources.list"; then
 	mv "$apt/sources.list.new" "$apt/sources.list"

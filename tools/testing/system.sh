@@ -112,7 +112,7 @@ if [ -n "${UNIQD_SYSTEM_TESTS:-}" ]; then
 else
 	install -m 0644 "$top"/tests/system/*.sh "$lib/tests/"
 fi
-install -m 0644 "$top/tests/system/result.bash" "$lib/"
+install -m 0644 "$top/tests/system/result.bash" "$top/tests/system/farm-cluster.bash" "$lib/"
 install -m 0644 "$top/tools/libuniqd/example/example.c" "$lib/"
 # tests/system/gcc-plugin.sh: the layout demo, the log checker's source and
 # busybox from Debian's source package, configured (vm/system/busybox-tree.sh,

@@ -54,13 +54,24 @@ fi
 dir=/tests
 [ "$mode" = run ] && dir=/demo
 [ "$mode" = bench ] && dir=/bench
+# The order: every program by its name, then those of
+# /etc/uniqd-last-tests (tools/testing/vm/last-tests.txt) in its order.
+last=$(tr '\n' ' ' 2>/dev/null < /etc/uniqd-last-tests)
+progs=
+for t in "$dir"/*; do
+	case " $last " in *" $(basename "$t") "*) continue ;; esac
+	progs="$progs $t"
+done
+for name in $last; do
+	progs="$progs $dir/$name"
+done
 # The host checks that every program announced here reported its exit.
 n=0
-for t in "$dir"/*; do
+for t in $progs; do
 	[ -x "$t" ] && n=$((n + 1))
 done
 res "plan $n"
-for t in "$dir"/*; do
+for t in $progs; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	echo "uniqd-vm: running $name"

@@ -43,6 +43,8 @@ cp "$module" "$root/uniqd.ko"
 echo "$mode" > "$root/etc/uniqd-mode"
 echo "$timeout" > "$root/etc/uniqd-test-timeout"
 echo "$params" > "$root/etc/uniqd-module-params"
+# The programs that run after all others, in order (guest-init.sh).
+grep -v '^#' "$here/last-tests.txt" > "$root/etc/uniqd-last-tests"
 # Test sizes: "quick" for make check, "full" (UNIQD_SCALE=full) for long runs.
 echo "${UNIQD_SCALE:-quick}" > "$root/etc/uniqd-scale"
 # A seed for the randomised tests, to replay a run (empty: each picks one).

@@ -9,9 +9,10 @@
  * insmod: opening may fail (ENOENT, ENODEV, ENXIO) while the module is
  * away, nothing else may.
  *
- * Named zz_ to run last: it leaves the module loaded, and the VM's init
- * unloads it and checks the kernel log and kmemleak (on the debug kernel;
- * a scan is also triggered half-way and its count printed).
+ * Runs last (tools/testing/vm/last-tests.txt): it leaves the module
+ * loaded, and the VM's init unloads it and checks the kernel log and
+ * kmemleak (on the debug kernel; a scan is also triggered half-way and its
+ * count printed).
  *
  * UNIQD_SCALE=full: more processes and keys, more racing rounds.
  */
@@ -319,7 +320,7 @@ int main(void)
 	double t0 = ut_now();
 	FILE *f;
 
-	th_init("zz_lifecycle_reload");
+	th_init("module_lifecycle");
 	nproc = full ? 6 : 3;
 	nkeys = full ? 6000 : 1000;
 	printf("# scale %s: %d rounds of %d processes x %d shared + %d own keys; %d racing rounds\n",

@@ -4,8 +4,9 @@
  * ones take effect (1 MiB keys with their DIGEST, a small per-user pool
  * quota, a small entry maximum); a runtime write out of range, one above
  * another parameter included (max_user_pools above max_pools), is refused
- * with EINVAL and keeps the old value. Runs last: it reloads the module and
- * leaves it loaded with its defaults for the harness to unload.
+ * with EINVAL and keeps the old value. Runs last (after module_lifecycle,
+ * tools/testing/vm/last-tests.txt): it reloads the module and leaves it
+ * loaded with its defaults for the harness to unload.
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
