@@ -128,7 +128,7 @@ $(B)/native/test_uniqd_hpp_llvm: $(UQ_HPP_TEST_DEPS) $(B)/native-obj/uniqd_hpp_s
 # The guest's C++ test, static like every program the guest runs; and the
 # same source -fno-exceptions -fno-rtti.
 TEST_BINS += $(B)/tests/lib_hpp $(B)/tests/lib_hpp_noexc
-UQ_LIB_HPP_DEPS := tests/lib_hpp.cc $(LIBUNIQD_DIR)/uniqd.hpp tests/harness.h tests/uniqd_test.h \
+UQ_LIB_HPP_DEPS := tests/lib_hpp.cc $(LIBUNIQD_DIR)/uniqd.hpp tests/harness.h tests/uniqd_test.h $(TESTLIB_HDRS) \
 	$(TEST_LIBS) $(LIBUNIQD_HDRS)
 $(B)/tests/lib_hpp: $(UQ_LIB_HPP_DEPS)
 	@mkdir -p $(dir $@)
