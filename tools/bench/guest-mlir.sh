@@ -43,17 +43,23 @@ ub "mlir-guest kernel=$(uname -r) cpus=$(nproc) files=$(wc -l < "$files") jobs=$
 
 trap 'kill "${HOSTFS_HOLDERS[@]}" 2>/dev/null; wait' EXIT
 hold() { hostfs_hold "$ctl" "$1"; }
+# The pool's entries and memory, from `uniqdctl pools --json` (map_bytes:
+# the mapping's pages, records among them; table_bytes: the kernel-only
+# tables).
 pool_stats() {
-	local js kv
-	js=$(as_user "$ctl" --pool "$1" --existing stats --json 2>&1)
-	kv=$(echo "$js" | tr -d '{}"' | tr ',' '\n' |
-		awk -F: '$1 ~ /^(entries|bytes|arena_bytes|table_bytes|classes)$/ { printf " %s=%s", $1, $2 }')
-	[ -n "$kv" ] && ub "mlir-pool pool=$1$kv" || bad "pool-stats" "uniqdctl stats: $js"
+	local kv
+	kv=$(as_user "$ctl" pools --json | /usr/bin/python3 -c '
+import json, sys
+for p in json.load(sys.stdin):
+    if p["name"] == sys.argv[1]:
+        print(" ".join("%s=%s" % (k, p[k]) for k in
+              ("entries", "bytes", "arena_bytes", "table_bytes", "map_bytes")))' "$1")
+	[ -n "$kv" ] && ub "mlir-pool pool=$1 $kv" || bad "pool-stats" "uniqdctl pools: no pool $1"
 }
 
 hold mbench || { bad hold "cannot hold the pool mbench"; exit 1; }
 /usr/bin/python3 "$s/mlir_corpus.py" run --corpus "$corpus" --files "$files" \
-	--modes plain,none,private,uniqd --plugin "$s/uniqd-mlir.so" --pool mbench \
+	--modes plain,none,private,uniqd --chunk 4 --plugin "$s/uniqd-mlir.so" --pool mbench \
 	--user "$user" --jobs "$jobs" --out "$w/timed" > "$w/timed.ub"
 rc=$?
 grep '^UBENCH ' "$w/timed.ub" | sed 's/^UBENCH //' | while read -r l; do ub "$l"; done

@@ -1363,15 +1363,23 @@ class Report:
                         '%.1f%%' % (100 * share))
         pb = pools.get('mbench')
         if pb and pr and int(pr.get('private_bytes', 0)):
-            pool_bytes = int(pb.get('arena_bytes', 0)) + int(pb.get('table_bytes', 0))
+            # The pool's memory: the mapping's pages (records, index,
+            # entries[]) and the kernel-only tables; arena_bytes is a unit
+            # (userspace-api.rst), used only where no map_bytes was taken.
+            if 'map_bytes' in pb:
+                pool_bytes = int(pb['map_bytes']) + int(pb.get('table_bytes', 0))
+                what = 'the mapping\'s pages and the kernel-only tables'
+            else:
+                pool_bytes = int(pb.get('arena_bytes', 0)) + int(pb.get('table_bytes', 0))
+                what = 'record bytes and the kernel-only tables, the index not counted'
             r = pool_bytes / int(pr['private_bytes'])
             mj['pool/private_bytes'] = r
-            self.out('The pool after the corpus: %s entries, %s bytes of records '
-                     'and %s of index (%s in all); the private tables of the '
-                     '`private` run held %s bytes together (each process\'s '
-                     'table at its end, summed): %.3f of them.'
-                     % (pb.get('entries'), pb.get('arena_bytes'), pb.get('table_bytes'),
-                        pool_bytes, pr['private_bytes'], r))
+            self.out('The pool after the corpus: %s entries, %s bytes (%s); the '
+                     'private tables of the `private` run held %s bytes together '
+                     '(each process\'s table at its end, summed; %s keys in all): '
+                     '%.3f of them.'
+                     % (pb.get('entries'), pool_bytes, what, pr['private_bytes'],
+                        pr.get('created', '?'), r))
             self.out()
             self.target('MLIR corpus: the pool at most 1/10 of the private '
                         'tables\' bytes', r <= 0.1, '%.3f' % r)

@@ -477,7 +477,9 @@ static int cmd_pools(int argc, char **argv)
 			       "MAP", "NAME");
 		for (i = 0; i < n; i++) {
 			const struct uniqd_pool_status *s = &st[i];
-			uint64_t mem = s->arena_bytes + s->table_bytes + s->map_bytes;
+			/* arena_bytes is a unit, not memory: the records are in
+			 * the mapping's pages since 1.6. */
+			uint64_t mem = s->table_bytes + s->map_bytes;
 
 			if (opt.json) {
 				printf("%s{\"id\":%u,\"name\":", first ? "" : ",", s->id);
