@@ -23,7 +23,6 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
 
 #include "class.h"
 #include "entry.h"
@@ -32,9 +31,6 @@
 #include "pool.h"
 #include "quota.h"
 #include "trace.h"
-
-/* Contents up to this long are copied to the stack, longer ones to the heap. */
-#define UNIQD_KEY_ON_STACK	256
 
 static int uniqd_ekey_khash(struct uniqd_pool *pool, struct uniqd_ekey *k)
 {
@@ -158,14 +154,80 @@ static int uniqd_entry_out(void *ctx, u32 idx)
 }
 
 /*
- * Create the entry of @k in @cls, which map->lock (held) has kept absent
- * since it was looked for: its index in *@idx. @charged: the caller has
- * charged the user quotas for it already (and takes the charge back if
- * this fails). Errors: -EDQUOT (a limit), -ENOMEM, or the keyed hash's.
+ * Look @k up (its cls, data and len set): k->idx is its entry, or 0. No
+ * lock. Errors: the keyed hash's (only for a full window).
  */
-static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
-			      struct uniqd_ekey *k, u32 *idx, bool charged)
+int uniqd_entry_lookup(struct uniqd_pool *pool, struct uniqd_ekey *k)
 {
+	k->keyed = false;
+	k->created = false;
+	k->ihash = uniqd_index_hash(&pool->map, k->cls->id, k->data, k->len);
+	return uniqd_entry_find(pool, k->cls, k, &k->idx);
+}
+
+/*
+ * A run of keys being created under one hold of map->lock, and what it
+ * charged the user quotas but has not yet spent on entries: given back
+ * when the run ends.
+ */
+struct uniqd_erun {
+	struct uniqd_ekey *keys;
+	u32 n;
+	u64 bytes;
+	u64 entries;
+	bool edge;		/* a quota is near: one key at a time */
+};
+
+/*
+ * Pay for the entry of @run->keys[@i] (a miss) out of what the run has
+ * charged, charging first when that is spent: the one place where entries
+ * are charged to the user quotas, which the caller's users then pay until
+ * the pool dies. Charged for the misses of keys[@i..n) at once, or, at a
+ * quota's edge, for keys[@i] alone, so that a run stops exactly where a
+ * key at a time would. Errors: -EDQUOT, -ENOMEM.
+ */
+static int uniqd_entry_pay(struct uniqd_pool *pool, struct uniqd_erun *run,
+			   u32 i)
+{
+	u64 size = UNIQD_REC_SIZE(run->keys[i].len);
+	u64 bytes = size, count = 1;
+	int ret;
+	u32 j;
+
+	if (!run->entries) {
+		for (j = i + 1; !run->edge && j < run->n; j++) {
+			if (!run->keys[j].idx) {
+				bytes += UNIQD_REC_SIZE(run->keys[j].len);
+				count++;
+			}
+		}
+		ret = uniqd_quota_charge(pool, bytes, count, 0);
+		if (ret && count > 1) {
+			run->edge = true;
+			bytes = size;
+			count = 1;
+			ret = uniqd_quota_charge(pool, bytes, count, 0);
+		}
+		if (ret)
+			return ret;
+		run->bytes = bytes;
+		run->entries = count;
+	}
+	run->bytes -= size;
+	run->entries--;
+	return 0;
+}
+
+/*
+ * Create the entry of @run->keys[@i], which map->lock (held) has kept
+ * absent since it was looked for: k->idx. Errors: -EDQUOT (a limit),
+ * -ENOMEM, or the keyed hash's.
+ */
+static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
+			      u32 i)
+{
+	struct uniqd_ekey *k = &run->keys[i];
+	struct uniqd_kclass *cls = k->cls;
 	struct uniqd_map *m = &pool->map;
 	size_t size = UNIQD_REC_SIZE(k->len);
 	struct uniqd_map_slot s;
@@ -179,8 +241,7 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, -EDQUOT);
 		return -EDQUOT;
 	}
-	/* The caller's users pay for the entry until the pool dies. */
-	ret = charged ? 0 : uniqd_quota_charge(pool, size, 1, 0);
+	ret = uniqd_entry_pay(pool, run, i);
 	if (ret)
 		goto unreserve;
 	/* Handles are dense: the next index is one past the entries. */
@@ -188,11 +249,11 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 	if (n > pool->max_entries) {
 		ret = -EDQUOT;
 		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_ENTRIES, ret);
-		goto uncharge;
+		goto refund;
 	}
 	ret = uniqd_map_entry_new(m, n, cls->id, k->data, k->len, &s);
 	if (ret)
-		goto uncharge;
+		goto refund;
 	slot = uniqd_index_reserve(m, k->ihash, uniqd_entry_out, pool);
 	if (slot) {
 		uniqd_map_entry_publish(&s);
@@ -214,18 +275,20 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 	WRITE_ONCE(pool->content_bytes, pool->content_bytes + k->len);
 	WRITE_ONCE(pool->nr_entries, n);
 	trace_uniqd_entry_create(uniqd_handle(pool, n), cls->id, k->len);
-	*idx = n;
+	k->idx = n;
+	k->created = true;
 	return 0;
 
 	/*
 	 * Its max_bytes go back only if its space did: what still takes room
-	 * in the records region (sized from max_bytes) stays counted.
+	 * in the records region (sized from max_bytes) stays counted. Its
+	 * charge goes back to the run, which gives back what it did not spend.
 	 */
 unnew:
 	back = uniqd_map_entry_unnew(m, &s);
-uncharge:
-	if (!charged)
-		uniqd_quota_uncharge(pool, size, 1);
+refund:
+	run->bytes += size;
+	run->entries++;
 unreserve:
 	if (back)
 		uniqd_pool_unreserve(pool, size);
@@ -233,66 +296,43 @@ unreserve:
 }
 
 /*
- * Look @k up (its cls, data and len set): k->idx is its entry, or 0. No
- * lock. Errors: the keyed hash's (only for a full window).
- */
-int uniqd_entry_lookup(struct uniqd_pool *pool, struct uniqd_ekey *k)
-{
-	k->keyed = false;
-	k->created = false;
-	k->ihash = uniqd_index_hash(&pool->map, k->cls->id, k->data, k->len);
-	return uniqd_entry_find(pool, k->cls, k, &k->idx);
-}
-
-/*
  * Create the keys of @keys (looked up before) that have no entry, in
- * order, under one hold of map->lock. The user quotas are charged for all
- * of them at once, and what was not used is given back. Stops at the first
- * error: *@done is the number of keys handled before it (all of them
- * without one). Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
+ * order, under one hold of map->lock: INTERN's one key and INTERN_BATCH's
+ * runs alike. Stops at the first error: *@done is the number of keys
+ * handled before it (all of them without one). Errors: -EDQUOT, -ENOMEM,
+ * or the keyed hash's.
  */
 int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 			   u32 n, u32 *done)
 {
-	u64 bytes = 0, count = 0;
-	bool charged;
+	struct uniqd_erun run = { .keys = keys, .n = n };
 	int ret = 0;
 	u32 i;
 
-	for (i = 0; i < n; i++) {
-		if (!keys[i].idx) {
-			bytes += UNIQD_REC_SIZE(keys[i].len);
-			count++;
-		}
-	}
 	*done = n;
-	if (!count)
+	for (i = 0; i < n && keys[i].idx; i++)
+		;
+	if (i == n)
 		return 0;
-	/* At a quota's edge each key is charged alone: it stops exactly. */
-	charged = count > 1 && !uniqd_quota_charge(pool, bytes, count, 0);
 	mutex_lock(&pool->map.lock);
-	for (i = 0; i < n; i++) {
+	for (; i < n; i++) {
 		struct uniqd_ekey *k = &keys[i];
 
 		if (k->idx)
 			continue;
-		/* Another creator may have been first since the lookup. */
+		/*
+		 * Another creator may have been first since the lookup (its
+		 * share of what the run charged is given back below).
+		 */
 		ret = uniqd_entry_find(pool, k->cls, k, &k->idx);
-		if (!ret && !k->idx) {
-			ret = uniqd_entry_create(pool, k->cls, k, &k->idx,
-						 charged);
-			k->created = !ret;
-		}
+		if (!ret && !k->idx)
+			ret = uniqd_entry_create(pool, &run, i);
 		if (ret)
 			break;
-		if (charged && k->created) {
-			bytes -= UNIQD_REC_SIZE(k->len);
-			count--;
-		}
 	}
 	mutex_unlock(&pool->map.lock);
-	if (charged && count)
-		uniqd_quota_uncharge(pool, bytes, count);
+	if (run.entries)
+		uniqd_quota_uncharge(pool, run.bytes, run.entries);
 	*done = i;
 	return ret;
 }
@@ -304,49 +344,6 @@ void uniqd_entry_count(struct uniqd_pool *pool, const struct uniqd_ekey *k)
 		this_cpu_inc(pool->stats->hits);
 	else
 		this_cpu_inc(pool->stats->misses);
-}
-
-/*
- * INTERN (@create) or LOOKUP @len bytes at @udata in class @cls: the handle,
- * and whether this call created the entry. Errors: -EFAULT, -ENOMEM,
- * -ENOENT (LOOKUP miss), -EDQUOT (a limit stops a new entry).
- */
-int uniqd_intern(struct uniqd_pool *pool, struct uniqd_kclass *cls,
-		 const void __user *udata, u32 len, bool create,
-		 u64 *handle, bool *created)
-{
-	u8 stack[UNIQD_KEY_ON_STACK];
-	struct uniqd_ekey k = { .cls = cls, .len = len };
-	void *buf = stack;
-	u32 done;
-	int ret;
-
-	*created = false;
-	if (len > sizeof(stack)) {
-		buf = kvmalloc(len, GFP_KERNEL_ACCOUNT);
-		if (!buf)
-			return -ENOMEM;
-	}
-	ret = -EFAULT;
-	if (copy_from_user(buf, udata, len))
-		goto out;
-	k.data = buf;
-	ret = uniqd_entry_lookup(pool, &k);
-	if (!ret && !k.idx && create)
-		ret = uniqd_entry_create_run(pool, &k, 1, &done);
-	if (ret)
-		goto out;
-	uniqd_entry_count(pool, &k);
-	if (!k.idx) {
-		ret = -ENOENT;
-		goto out;
-	}
-	*created = k.created;
-	*handle = uniqd_handle(pool, k.idx);
-out:
-	if (buf != stack)
-		kvfree(buf);
-	return ret;
 }
 
 /*

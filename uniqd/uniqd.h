@@ -56,5 +56,6 @@ extern unsigned long long uniqd_max_user_entries;
 int uniqd_params_check(void);
 
 long uniqd_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+int uniqd_intern(struct uniqd_pool *pool, struct uniqd_key *k, bool create);
 
 #endif /* UNIQD_UNIQD_H */

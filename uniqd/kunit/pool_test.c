@@ -21,6 +21,7 @@
 #include "entry.h"
 #include "map.h"
 #include "pool.h"
+#include "uniqd.h"
 #include "uniqd_kunit.h"
 
 #define UK_UBUF_LEN	(128 * 1024)
@@ -100,6 +101,30 @@ static void __user *uk_user_buf(struct kunit *test)
 	return (void __user *)addr;
 }
 
+/*
+ * INTERN (@create) or LOOKUP of @len bytes at @udata (user memory), as the
+ * ioctl does it (ioctl.c copies every key's content).
+ */
+static int uk_intern_user(const void __user *udata, struct uniqd_pool *pool,
+			  struct uniqd_kclass *cls, u32 len, bool create,
+			  u64 *handle, bool *created)
+{
+	struct uniqd_key k = {
+		.class_id = cls->id,
+		.len = len,
+		.data = (u64)(uintptr_t)udata,
+	};
+	int ret;
+
+	*created = false;
+	ret = uniqd_intern(pool, &k, create);
+	if (ret)
+		return ret;
+	*handle = k.handle;
+	*created = k.status & UNIQD_STATUS_NEW;
+	return 0;
+}
+
 /* INTERN (@create) or LOOKUP @len bytes at @data, through @ubuf. */
 static int uk_intern(void __user *ubuf, struct uniqd_pool *pool,
 		     struct uniqd_kclass *cls, const void *data, u32 len,
@@ -107,7 +132,7 @@ static int uk_intern(void __user *ubuf, struct uniqd_pool *pool,
 {
 	if (WARN_ON(len > UK_UBUF_LEN) || copy_to_user(ubuf, data, len))
 		return -EFAULT;
-	return uniqd_intern(pool, cls, ubuf, len, create, handle, created);
+	return uk_intern_user(ubuf, pool, cls, len, create, handle, created);
 }
 
 /* Key @k: "key-<k>" and a tail of k % 50 bytes. */
@@ -533,11 +558,11 @@ static void intern_bad_pointer(struct kunit *test)
 	u64 h;
 
 	memset(big, 'b', sizeof(big));
-	/* Short content is copied to the stack, longer to the heap. */
-	KUNIT_EXPECT_EQ(test, uniqd_intern(pool, cls, (void __user *)8, 5, true,
-					   &h, &created), -EFAULT);
-	KUNIT_EXPECT_EQ(test, uniqd_intern(pool, cls, (void __user *)8,
-					   sizeof(big), true, &h, &created),
+	/* ioctl.c copies short content to the stack, longer to the heap. */
+	KUNIT_EXPECT_EQ(test, uk_intern_user((void __user *)8, pool, cls, 5,
+					     true, &h, &created), -EFAULT);
+	KUNIT_EXPECT_EQ(test, uk_intern_user((void __user *)8, pool, cls,
+					     sizeof(big), true, &h, &created),
 			-EFAULT);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, 0ULL);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, UNIQD_REC_SIZE(1));
