@@ -26,6 +26,7 @@
 
 #include "class.h"
 #include "entry.h"
+#include "index.h"
 #include "keys.h"
 #include "map.h"
 #include "pool.h"
@@ -131,12 +132,11 @@ static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
 }
 
 /*
- * An index growth leaves out entry @idx, which the old array held: it goes
- * into its class's kernel-only table first (index.c's design comment).
+ * An index growth leaves out entry @idx, which the current array holds: it
+ * goes into its class's kernel-only table first (index.c's design comment).
  */
-static int uniqd_entry_out(void *ctx, u32 idx)
+static int uniqd_entry_out(struct uniqd_pool *pool, u32 idx)
 {
-	struct uniqd_pool *pool = ctx;
 	const struct uniqd_map_rec *r = uniqd_map_entry(&pool->map, idx);
 	struct uniqd_kclass *cls;
 	u64 khash;
@@ -151,6 +151,35 @@ static int uniqd_entry_out(void *ctx, u32 idx)
 	if (ret)
 		return ret;
 	return uniqd_entry_kernel(cls, khash, idx, r->data, r->len, NULL);
+}
+
+/*
+ * Grow the index if one more entry is due a larger array (map->lock held).
+ * index.c builds the new array aside and names the entries it leaves out
+ * that the current one holds; each is made findable in its class's
+ * kernel-only table here, and only then is the new array published. If one
+ * cannot be, the growth is given back and the current array stays in use
+ * (the new entry may then be left out itself).
+ */
+static void uniqd_entry_grow_index(struct uniqd_pool *pool)
+{
+	struct uniqd_map *m = &pool->map;
+	struct uniqd_index_growth g;
+	int ret = 0;
+	u32 i;
+
+	lockdep_assert_held(&m->lock);
+	if (!uniqd_index_grow_begin(m, &g))
+		return;
+	for (i = 0; !ret && i < g.nout; i++) {
+		ret = uniqd_entry_out(pool, uniqd_index_slot_idx(g.out[i]));
+		if (!(i & 1023))
+			cond_resched();
+	}
+	if (ret)
+		uniqd_index_grow_abort(m, &g, ret);
+	else
+		uniqd_index_grow_end(m, &g);
 }
 
 /*
@@ -254,7 +283,8 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 	ret = uniqd_map_entry_new(m, n, cls->id, k->data, k->len, &s);
 	if (ret)
 		goto refund;
-	slot = uniqd_index_reserve(m, k->ihash, uniqd_entry_out, pool);
+	uniqd_entry_grow_index(pool);
+	slot = uniqd_index_reserve(m, k->ihash);
 	if (slot) {
 		uniqd_map_entry_publish(&s);
 		uniqd_index_set(m, slot, k->ihash, n);

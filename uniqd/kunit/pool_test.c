@@ -1122,16 +1122,6 @@ static void map_unpublished_never_written(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nonzero, 0U);
 }
 
-static int uk_out_ok(void *ctx, u32 idx)
-{
-	return 0;
-}
-
-static int uk_out_fail(void *ctx, u32 idx)
-{
-	return -ENOMEM;
-}
-
 /*
  * A growth that fails after its array was allocated gives the array back
  * and takes its offsets again: memory, index_bytes and the index region are
@@ -1144,41 +1134,51 @@ static void map_failed_growth_gives_back(struct kunit *test)
 {
 	struct uniqd_pool *pool = uk_pool(test, "map-growfail", 0, 0, 0);
 	struct uniqd_map *m = &pool->map;
-	u64 word, bytes, index_bytes, tag = 100, *slot;
+	struct uniqd_index *ix = &m->index;
+	u64 word, bytes, index_bytes, tag = 100;
+	struct uniqd_index_growth g;
 	pgoff_t next;
 	u32 i, half;
 
 	mutex_lock(&m->lock);
 	/* The first array, then 17 entries whose window holds 16. */
-	slot = uniqd_index_reserve(m, 0, uk_out_ok, NULL);
-	KUNIT_ASSERT_NOT_NULL(test, slot);
-	m->slots[0] = tag << 32 | 1;
+	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, &g));
+	KUNIT_EXPECT_EQ(test, g.nout, 0U);
+	uniqd_index_grow_end(m, &g);
+	KUNIT_ASSERT_NOT_NULL(test, uniqd_index_reserve(m, 0));
+	ix->slots[0] = tag << 32 | 1;
 	for (i = 0; i < UNIQD_MAP_PROBE; i++)
-		m->slots[tag + i] = tag << 32 | (i + 2);
-	half = 1U << (m->log2 - 1);
-	m->indexed = half;
+		ix->slots[tag + i] = tag << 32 | (i + 2);
+	half = 1U << (ix->log2 - 1);
+	ix->indexed = half;
 	word = m->hdr->index;
 	next = m->index_next;
 	bytes = m->bytes;
-	index_bytes = m->index_bytes;
+	index_bytes = ix->bytes;
 
-	/* More than half full: this grows, and the growth fails. */
-	uniqd_index_reserve(m, 7ULL << 32, uk_out_fail, NULL);
+	/*
+	 * More than half full: a growth is due, and it leaves one entry out,
+	 * whose hand-off to a kernel-only table fails.
+	 */
+	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, &g));
+	KUNIT_EXPECT_EQ(test, g.nout, 1U);
+	uniqd_index_grow_abort(m, &g, -ENOMEM);
 	KUNIT_EXPECT_EQ(test, m->hdr->index, word);
 	KUNIT_EXPECT_EQ(test, m->index_next, next);
 	KUNIT_EXPECT_EQ(test, m->bytes, bytes);
-	KUNIT_EXPECT_EQ(test, m->index_bytes, index_bytes);
-	KUNIT_EXPECT_EQ(test, m->nspill, 0U);
+	KUNIT_EXPECT_EQ(test, ix->bytes, index_bytes);
+	KUNIT_EXPECT_EQ(test, ix->nspill, 0U);
 	/* Given back: no page at the failed array's first offset. */
 	KUNIT_EXPECT_NULL(test, xa_load(&m->pages, next));
 
 	/* Again, and it works: in the same offsets. */
-	uniqd_index_reserve(m, 7ULL << 32, uk_out_ok, NULL);
+	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, &g));
+	uniqd_index_grow_end(m, &g);
 	KUNIT_EXPECT_NE(test, m->hdr->index, word);
 	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_OFF(m->hdr->index) >> PAGE_SHIFT,
 			(u64)next);
 	KUNIT_EXPECT_EQ(test, m->index_next,
-			next + DIV_ROUND_UP(sizeof(u64) << m->log2, PAGE_SIZE));
+			next + DIV_ROUND_UP(sizeof(u64) << ix->log2, PAGE_SIZE));
 	mutex_unlock(&m->lock);
 }
 
