@@ -5,9 +5,9 @@
  * An entry is stored once, in the mapping (map.c): its record, its handle
  * slot entries[idx] and its slot in the mapped index (index.c), the one
  * table that the kernel and every process probe. Beside it the kernel keeps
- * only what the index cannot hold: in each class's kernel-only table
- * (cls->left_out, keyed by BLAKE3 under the pool's secret key), the entries
- * whose probe window was full. Keys crafted to collide under the public
+ * only what the index cannot hold: the kernel-only entries, whose probe
+ * window was full, in each class's kernel-only table (cls->kernel_only,
+ * keyed by BLAKE3 under the pool's secret key). Keys crafted to collide under the public
  * index hash thus cost every call bounded work: at most UNIQD_MAP_PROBE
  * slots, then one keyed hash and a table the attacker cannot aim at.
  *
@@ -26,8 +26,8 @@
 
 #include "class.h"
 #include "entry.h"
+#include "hash.h"
 #include "index.h"
-#include "keys.h"
 #include "map.h"
 #include "pool.h"
 #include "quota.h"
@@ -39,7 +39,7 @@ static int uniqd_ekey_khash(struct uniqd_pool *pool, struct uniqd_ekey *k)
 
 	if (k->keyed)
 		return 0;
-	ret = uniqd_keys_hash(pool->hash_tfm, k->data, k->len, &k->khash);
+	ret = uniqd_hash_64(pool->hash_tfm, k->data, k->len, &k->khash);
 	k->keyed = !ret;
 	return ret;
 }
@@ -57,8 +57,8 @@ static int uniqd_entry_find(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 				&full);
 	if (*idx || !full)
 		return 0;
-	/* Pairs with the release in uniqd_entry_kernel(). */
-	t = smp_load_acquire(&cls->left_out);
+	/* Pairs with the release in uniqd_entry_make_kernel_only(). */
+	t = smp_load_acquire(&cls->kernel_only);
 	if (!t)
 		return 0;
 	ret = uniqd_ekey_khash(pool, k);
@@ -76,19 +76,19 @@ static void uniqd_entry_publish(void *ctx, struct uniqd_rec *rec)
 }
 
 /*
- * Put entry @idx (@len bytes at @data in its mapped record; keyed hash
- * @khash) into @cls's kernel-only table. For a new entry, @slot: its
- * record, written and published (from slot->data) only once the insert
- * can no longer fail, right before it can be found. Without @slot (an
- * index growth leaves out an entry the old array held), 0 also if an equal
- * record is there already: an entry left out before.
+ * Make entry @idx (@len bytes at @data in its mapped record; keyed hash
+ * @khash) kernel-only: into @cls's kernel-only table. For a new entry,
+ * @slot: its record, written and published (from slot->data) only once the
+ * insert can no longer fail, right before it can be found. Without @slot
+ * (an entry the old array held that an index growth makes kernel-only), 0
+ * also if an equal record is there already: an entry kernel-only before.
  */
-static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
-			      const u8 *data, u32 len,
-			      struct uniqd_map_slot *slot)
+static int uniqd_entry_make_kernel_only(struct uniqd_kclass *cls, u64 khash,
+					u32 idx, const u8 *data, u32 len,
+					struct uniqd_map_slot *slot)
 {
 	struct uniqd_pool *pool = cls->pool;
-	struct uniqd_table *t = cls->left_out;
+	struct uniqd_table *t = cls->kernel_only;
 	struct uniqd_rec *rec, *got;
 
 	lockdep_assert_held(&pool->map.lock);
@@ -101,7 +101,7 @@ static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
 			return -ENOMEM;
 		}
 		/* Pairs with the acquire in uniqd_entry_find(). */
-		smp_store_release(&cls->left_out, t);
+		smp_store_release(&cls->kernel_only, t);
 		atomic64_add(kmalloc_size_roundup(sizeof(*t)),
 			     &pool->kernel_bytes);
 	}
@@ -132,10 +132,11 @@ static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
 }
 
 /*
- * An index growth leaves out entry @idx, which the current array holds: it
- * goes into its class's kernel-only table first (index.c's design comment).
+ * Entry @idx, which the current array holds, is kernel-only in the array
+ * an index growth builds: it goes into its class's kernel-only table
+ * before that array is published (index.c's design comment).
  */
-static int uniqd_entry_out(struct uniqd_pool *pool, u32 idx)
+static int uniqd_entry_move_kernel_only(struct uniqd_pool *pool, u32 idx)
 {
 	const struct uniqd_map_rec *r = uniqd_map_entry(&pool->map, idx);
 	struct uniqd_kclass *cls;
@@ -147,19 +148,20 @@ static int uniqd_entry_out(struct uniqd_pool *pool, u32 idx)
 	cls = uniqd_class_find(pool, r->class_id);
 	if (WARN_ON_ONCE(!cls))
 		return -EIO;
-	ret = uniqd_keys_hash(pool->hash_tfm, r->data, r->len, &khash);
+	ret = uniqd_hash_64(pool->hash_tfm, r->data, r->len, &khash);
 	if (ret)
 		return ret;
-	return uniqd_entry_kernel(cls, khash, idx, r->data, r->len, NULL);
+	return uniqd_entry_make_kernel_only(cls, khash, idx, r->data, r->len,
+					    NULL);
 }
 
 /*
  * Grow the index if one more entry is due a larger array (map->lock held).
- * index.c builds the new array aside and names the entries it leaves out
- * that the current one holds; each is made findable in its class's
- * kernel-only table here, and only then is the new array published. If one
- * cannot be, the growth is given back and the current array stays in use
- * (the new entry may then be left out itself).
+ * index.c builds the new array aside and names the entries the current
+ * one holds that are kernel-only in it; each is made findable in its
+ * class's kernel-only table here, and only then is the new array
+ * published. If one cannot be, the growth is given back and the current
+ * array stays in use (the new entry may then be kernel-only itself).
  */
 static void uniqd_entry_grow_index(struct uniqd_pool *pool)
 {
@@ -171,8 +173,10 @@ static void uniqd_entry_grow_index(struct uniqd_pool *pool)
 	lockdep_assert_held(&m->lock);
 	if (!uniqd_index_grow_begin(m, &g))
 		return;
-	for (i = 0; !ret && i < g.nout; i++) {
-		ret = uniqd_entry_out(pool, uniqd_index_slot_idx(g.out[i]));
+	for (i = 0; !ret && i < g.nkernel_only; i++) {
+		u32 idx = uniqd_index_slot_idx(g.kernel_only[i]);
+
+		ret = uniqd_entry_move_kernel_only(pool, idx);
 		if (!(i & 1023))
 			cond_resched();
 	}
@@ -290,15 +294,16 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 		uniqd_index_set(m, slot, k->ihash, n);
 	} else {
 		/* Room to place it again first: it must not be forgotten. */
-		ret = uniqd_index_spill_room(m);
+		ret = uniqd_index_kernel_only_room(m);
 		if (!ret)
 			ret = uniqd_ekey_khash(pool, k);
 		if (!ret)
-			ret = uniqd_entry_kernel(cls, k->khash, n, s.rec->data,
-						 k->len, &s);
+			ret = uniqd_entry_make_kernel_only(cls, k->khash, n,
+							   s.rec->data, k->len,
+							   &s);
 		if (ret)
 			goto unnew;
-		uniqd_index_left_out(m, k->ihash, n);
+		uniqd_index_set_kernel_only(m, k->ihash, n);
 	}
 	/* map.lock is held: plain stores, no atomic read-modify-write. */
 	WRITE_ONCE(cls->entries, cls->entries + 1);

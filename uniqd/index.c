@@ -6,10 +6,10 @@
  * An open-addressing array of 64-bit slots, (tag << 32 | idx), where tag is
  * the high half of the entry's uniqd_maphash() and also picks its home slot
  * (tag & (slots - 1)). An entry goes into the first empty slot of the
- * UNIQD_MAP_PROBE slots from its home. If all are taken it stays out of the
- * index (counted in STATS.map_overflow) and goes into its class's
- * kernel-only table under the pool's secret key instead (entry.c), until a
- * growth places it again where its new window has room. So a reader probes
+ * UNIQD_MAP_PROBE slots from its home. If all are taken it is kernel-only:
+ * out of the index (counted in STATS.map_overflow, the name the ABI keeps)
+ * and in its class's kernel-only table under the pool's secret key instead
+ * (entry.c), until a growth places it again where its new window has room. So a reader probes
  * at most UNIQD_MAP_PROBE slots, and keys crafted to collide under the
  * public seed only send themselves to the kernel-only table, where they
  * cost a keyed BLAKE3 and a bounded chain.
@@ -18,9 +18,9 @@
  * window of the current array, or that window is full (and the entry is in
  * the kernel-only table). Windows only fill, so a probe that meets an empty
  * slot is a miss; one that meets a full window asks the kernel-only table.
- * A growth keeps the rule: an entry of the old array that the new one
- * leaves out gets its kernel-only record first, or the growth fails and
- * the old array stays.
+ * A growth keeps the rule: an entry of the old array that is kernel-only
+ * in the new one gets its kernel-only record first, or the growth fails
+ * and the old array stays.
  *
  * The array doubles when more than half full. The new one is built aside
  * from the old one's slots (a slot holds its tag, hence its home at any
@@ -143,42 +143,42 @@ static u64 *uniqd_index_window(u64 *slots, u32 log2, u32 tag)
 }
 
 /*
- * Room in the list of entries left out for one more. The list must hold
+ * Room in the list of kernel-only entries for one more. The list must hold
  * every one of them: a growth places them again, and an entry it missed
  * would sit in neither the new array nor a full window, so a probe that
  * meets an empty slot would wrongly call it absent. So room is made before
- * an entry is left out, and a failure (-ENOMEM) leaves nothing out.
+ * an entry becomes kernel-only, and a failure (-ENOMEM) makes none so.
  */
-int uniqd_index_spill_room(struct uniqd_map *m)
+int uniqd_index_kernel_only_room(struct uniqd_map *m)
 {
 	struct uniqd_index *ix = &m->index;
-	u64 *spill;
+	u64 *list;
 	u32 cap;
 
 	lockdep_assert_held(&m->lock);
-	if (ix->nspill < ix->spill_cap)
+	if (ix->nkernel_only < ix->kernel_only_cap)
 		return 0;
-	cap = max(2 * ix->spill_cap, 16U);
-	spill = kvmalloc_array(cap, sizeof(*spill), GFP_KERNEL_ACCOUNT);
-	if (!spill)
+	cap = max(2 * ix->kernel_only_cap, 16U);
+	list = kvmalloc_array(cap, sizeof(*list), GFP_KERNEL_ACCOUNT);
+	if (!list)
 		return -ENOMEM;
-	if (ix->spill)
-		memcpy(spill, ix->spill, ix->nspill * sizeof(*spill));
-	kvfree(ix->spill);
-	ix->spill = spill;
-	ix->spill_cap = cap;
+	if (ix->kernel_only)
+		memcpy(list, ix->kernel_only, ix->nkernel_only * sizeof(*list));
+	kvfree(ix->kernel_only);
+	ix->kernel_only = list;
+	ix->kernel_only_cap = cap;
 	return 0;
 }
 
-/* Remember @v, left out by a full window; uniqd_index_spill_room() first. */
-static void uniqd_index_spill(struct uniqd_map *m, u64 v)
+/* Remember @v, kernel-only: uniqd_index_kernel_only_room() first. */
+static void uniqd_index_kernel_only_add(struct uniqd_map *m, u64 v)
 {
 	struct uniqd_index *ix = &m->index;
 
 	lockdep_assert_held(&m->lock);
-	if (WARN_ON_ONCE(ix->nspill >= ix->spill_cap))
+	if (WARN_ON_ONCE(ix->nkernel_only >= ix->kernel_only_cap))
 		return;
-	ix->spill[ix->nspill++] = v;
+	ix->kernel_only[ix->nkernel_only++] = v;
 }
 
 /* The pool's id, for the trace events. */
@@ -192,12 +192,12 @@ static u32 uniqd_index_pool_id(struct uniqd_map *m)
  * first, or, when the current one would be more than half full, one twice
  * its size, from the index region, filled with the current array's entries
  * that their windows in it have room for. True if built: *@g then says it,
- * and g->out the entries the current array holds that it leaves out, which
- * the caller makes findable in their kernel-only tables before calling
- * uniqd_index_grow_end() (or, if it cannot, uniqd_index_grow_abort()).
- * False if no growth is due, or if it failed (the index region or memory is
- * exhausted, or the list of entries left out cannot grow): the current
- * array stays in use.
+ * and g->kernel_only the entries the current array holds that become
+ * kernel-only in it, which the caller makes findable in their kernel-only
+ * tables before calling uniqd_index_grow_end() (or, if it cannot,
+ * uniqd_index_grow_abort()). False if no growth is due, or if it failed
+ * (the index region or memory is exhausted, or the list of kernel-only
+ * entries cannot grow): the current array stays in use.
  */
 bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index_growth *g)
 {
@@ -215,7 +215,7 @@ bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index_growth *g)
 	bytes = sizeof(u64) << g->log2;
 	g->pages = DIV_ROUND_UP(bytes, PAGE_SIZE);
 	g->pg = m->index_next;
-	g->spilled = ix->nspill;
+	g->kernel_only_before = ix->nkernel_only;
 	g->kept = 0;
 	ret = -ENOSPC;
 	if (g->pages > m->index_pg + m->index_pages - g->pg)
@@ -241,16 +241,16 @@ bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index_growth *g)
 			g->kept++;
 			continue;
 		}
-		ret = uniqd_index_spill_room(m);
+		ret = uniqd_index_kernel_only_room(m);
 		if (ret) {
 			uniqd_index_grow_abort(m, g, ret);
 			return false;
 		}
-		uniqd_index_spill(m, v);
+		uniqd_index_kernel_only_add(m, v);
 	}
-	/* Appended to the list of entries left out, which it keeps until then. */
-	g->out = ix->spill + g->spilled;
-	g->nout = ix->nspill - g->spilled;
+	/* Appended to the list of kernel-only entries: there until the end. */
+	g->kernel_only = ix->kernel_only + g->kernel_only_before;
+	g->nkernel_only = ix->nkernel_only - g->kernel_only_before;
 	return true;
 
 fail:
@@ -262,7 +262,7 @@ fail:
 
 /*
  * The growth @g is not published, for the caller's reason @err: the list
- * of entries left out forgets what it added (the current array holds
+ * of kernel-only entries forgets what it added (the current array holds
  * those), and the new array goes back and its offsets are taken again,
  * index_next first (uniqd_map_free()), so that a growth that fails burns
  * neither memory nor room in the index region, however often it is tried
@@ -274,7 +274,7 @@ void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index_growth *g,
 	struct uniqd_index *ix = &m->index;
 
 	lockdep_assert_held(&m->lock);
-	ix->nspill = g->spilled;
+	ix->nkernel_only = g->kernel_only_before;
 	ix->bytes -= sizeof(u64) << g->log2;
 	WRITE_ONCE(m->index_next, g->pg);
 	uniqd_map_free(m, g->pg, g->pages);
@@ -284,37 +284,36 @@ void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index_growth *g,
 }
 
 /*
- * Publish the growth @g, whose entries left out (g->out) are findable in
- * the kernel-only tables: the entries left out before are placed where
- * their new windows have room (the others stay on the list), the new array
- * is published and the current one given back.
+ * Publish the growth @g, whose new kernel-only entries (g->kernel_only) are
+ * findable in the kernel-only tables: the kernel-only entries from before
+ * are placed where their new windows have room (the others stay on the
+ * list), the new array is published and the current one given back.
  */
 void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index_growth *g)
 {
 	struct uniqd_index *ix = &m->index;
-	u32 j, left = 0, old = ix->slots ? ix->log2 : 0;
+	u32 j, still = 0, old = ix->slots ? ix->log2 : 0;
 	pgoff_t old_pg = ix->slots_pg;
 	u64 *s, bytes;
 
 	lockdep_assert_held(&m->lock);
-	for (j = 0; j < g->spilled; j++) {
-		u64 v = ix->spill[j];
+	for (j = 0; j < g->kernel_only_before; j++) {
+		u64 v = ix->kernel_only[j];
 
 		s = uniqd_index_window(g->slots, g->log2, v >> 32);
 		if (s) {
 			*s = v;
 			g->kept++;
 		} else {
-			ix->spill[left++] = v;
+			ix->kernel_only[still++] = v;
 		}
 		if (!(j & 1023))
 			cond_resched();
 	}
-	for (j = g->spilled; j < ix->nspill; j++)
-		ix->spill[left++] = ix->spill[j];
-	ix->nspill = left;
-	/* indexed + overflow is every entry, before and after. */
-	ix->overflow -= g->kept - ix->indexed;
+	for (j = g->kernel_only_before; j < ix->nkernel_only; j++)
+		ix->kernel_only[still++] = ix->kernel_only[j];
+	ix->nkernel_only = still;
+	/* indexed + nkernel_only is every entry, before and after. */
 	ix->indexed = g->kept;
 	ix->slots = g->slots;
 	ix->slots_pg = g->pg;
@@ -334,7 +333,7 @@ void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index_growth *g)
  * Where a new entry of index hash @hash goes in the current array: its
  * slot, or NULL if its window is full or there is no array (then the
  * caller makes it findable in the kernel-only table and calls
- * uniqd_index_left_out()). The caller grew the index first, if it was due
+ * uniqd_index_set_kernel_only()). The caller grew the index first, if it was due
  * (uniqd_index_grow_begin()).
  */
 u64 *uniqd_index_reserve(struct uniqd_map *m, u64 hash)
@@ -357,27 +356,27 @@ void uniqd_index_set(struct uniqd_map *m, u64 *slot, u64 hash, u32 idx)
 }
 
 /*
- * Entry @idx stays out of the index: counted, and tried again on growth
- * (uniqd_index_spill_room() made room for it).
+ * Entry @idx is kernel-only: listed, and tried again on growth
+ * (uniqd_index_kernel_only_room() made room for it).
  */
-void uniqd_index_left_out(struct uniqd_map *m, u64 hash, u32 idx)
+void uniqd_index_set_kernel_only(struct uniqd_map *m, u64 hash, u32 idx)
 {
 	lockdep_assert_held(&m->lock);
-	m->index.overflow++;
-	uniqd_index_spill(m, (hash & ~0xffffffffULL) | idx);
+	uniqd_index_kernel_only_add(m, (hash & ~0xffffffffULL) | idx);
 }
 
 void uniqd_index_stats(struct uniqd_index *ix, struct uniqd_stats *st)
 {
 	st->map_indexed = ix->indexed;
-	st->map_overflow = ix->overflow;
+	/* The ABI's name for the kernel-only entries. */
+	st->map_overflow = ix->nkernel_only;
 	st->index_slots = ix->slots ? 1ULL << ix->log2 : 0;
 	st->index_bytes = ix->bytes;
-	/* The list of entries to place again is kernel memory too. */
-	st->kernel_bytes += (u64)ix->spill_cap * sizeof(*ix->spill);
+	/* The list of kernel-only entries is kernel memory too. */
+	st->kernel_bytes += (u64)ix->kernel_only_cap * sizeof(*ix->kernel_only);
 }
 
 void uniqd_index_destroy(struct uniqd_index *ix)
 {
-	kvfree(ix->spill);
+	kvfree(ix->kernel_only);
 }

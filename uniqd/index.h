@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * uniqd: the mapped index, the one table's slots (index.c, whose design
- * comment says how it stays a table).
+ * comment says how it stays a table). An entry whose probe window is full
+ * is kernel-only: not in the mapped index but in its class's kernel-only
+ * table (entry.c), until a growth places it again. One word for it, in
+ * code and Documentation/; the uapi header keeps the name it published,
+ * STATS.map_overflow.
  */
 #ifndef UNIQD_INDEX_H
 #define UNIQD_INDEX_H
@@ -20,11 +24,13 @@ struct uniqd_index {
 	pgoff_t slots_pg;		/* its first page */
 	u32 log2;			/* of its slots */
 	u64 indexed;			/* entries in it */
-	u64 overflow;			/* entries left out of it */
-	/* Slot values of entries left out, placed again by index growth. */
-	u64 *spill;
-	u32 nspill;
-	u32 spill_cap;
+	/*
+	 * Slot values of the kernel-only entries (every entry is either in
+	 * the array or here), placed again by index growth.
+	 */
+	u64 *kernel_only;
+	u32 nkernel_only;
+	u32 kernel_only_cap;
 	u64 bytes;			/* index arrays not given back */
 };
 
@@ -38,15 +44,16 @@ struct uniqd_index_growth {
 	pgoff_t pg;			/* its first page */
 	unsigned int pages;
 	u32 log2;
-	u32 spilled;			/* entries left out before it */
+	u32 kernel_only_before;		/* kernel-only entries before it */
 	u64 kept;			/* entries it holds so far */
 	/*
 	 * Slot values (tag << 32 | idx) of the entries the current array
-	 * holds and the new one leaves out: the caller makes each findable in
-	 * its class's kernel-only table before the growth is published.
+	 * holds that become kernel-only in the new one: the caller makes each
+	 * findable in its class's kernel-only table before the growth is
+	 * published.
 	 */
-	const u64 *out;
-	u32 nout;
+	const u64 *kernel_only;
+	u32 nkernel_only;
 };
 
 /* The entry a slot value names. */
@@ -67,7 +74,7 @@ void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index_growth *g,
 void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index_growth *g);
 u64 *uniqd_index_reserve(struct uniqd_map *m, u64 hash);
 void uniqd_index_set(struct uniqd_map *m, u64 *slot, u64 hash, u32 idx);
-int uniqd_index_spill_room(struct uniqd_map *m);
-void uniqd_index_left_out(struct uniqd_map *m, u64 hash, u32 idx);
+int uniqd_index_kernel_only_room(struct uniqd_map *m);
+void uniqd_index_set_kernel_only(struct uniqd_map *m, u64 hash, u32 idx);
 
 #endif /* UNIQD_INDEX_H */

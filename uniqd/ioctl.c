@@ -20,7 +20,7 @@
 
 #include "class.h"
 #include "entry.h"
-#include "keys.h"
+#include "hash.h"
 #include "map.h"
 #include "pool.h"
 #include "trace.h"
@@ -473,7 +473,7 @@ static int uniqd_ioc_digest(struct uniqd_file *uf, struct uniqd_pool *pool,
 	cls = uniqd_class_find(pool, rec->class_id);
 	if (WARN_ON_ONCE(!cls))
 		return -EIO;
-	return uniqd_keys_digest(pool->digest_tfm, cls->name->data,
+	return uniqd_hash_digest(pool->digest_tfm, cls->name->data,
 				 cls->name->len, rec->data, rec->len,
 				 d->digest);
 }

@@ -574,7 +574,7 @@ static void intern_bad_pointer(struct kunit *test)
 /*
  * 2000 entries in one class: the one table (the mapped index) grows 1024 ->
  * 4096 slots, and the class has a kernel-only table only if a full window
- * left one of its entries out;
+ * made one of its entries kernel-only;
  * handles are dense and every one still resolves and is found again.
  */
 static void intern_level2_growth(struct kunit *test)
@@ -600,7 +600,7 @@ static void intern_level2_growth(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).map_indexed +
 			      uk_stats(pool).map_overflow, (u64)n);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).table_slots,
-			cls->left_out ? uniqd_table_size(cls->left_out) : 0);
+			cls->kernel_only ? uniqd_table_size(cls->kernel_only) : 0);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, (u64)n);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).bytes, content);
 	for (k = 0; k < n; k++) {
@@ -1021,8 +1021,8 @@ static void map_index_growth(struct kunit *test)
 			first = READ_ONCE(m->hdr->index);
 		/*
 		 * The insert that grew the index gave the first array back.
-		 * (Not at a fixed k: an entry left out by a full window grows
-		 * it later.)
+		 * (Not at a fixed k: an entry made kernel-only by a full
+		 * window grows it later.)
 		 */
 		if (!retired && READ_ONCE(m->hdr->index) != first)
 			retired = true;
@@ -1127,8 +1127,9 @@ static void map_unpublished_never_written(struct kunit *test)
  * and takes its offsets again: memory, index_bytes and the index region are
  * as before, and the next growth uses the same offsets. (Before 1.7 each
  * failure kept its array and burned its offsets, so one failure capped the
- * index at half its size.) The growth is made to fail by an entry it must
- * leave out and a hand-off that fails: 17 slots of one tag, placed by hand.
+ * index at half its size.) The growth is made to fail by an entry that is
+ * kernel-only in its array and a hand-off that fails: 17 slots of one tag,
+ * placed by hand.
  */
 static void map_failed_growth_gives_back(struct kunit *test)
 {
@@ -1143,7 +1144,7 @@ static void map_failed_growth_gives_back(struct kunit *test)
 	mutex_lock(&m->lock);
 	/* The first array, then 17 entries whose window holds 16. */
 	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, &g));
-	KUNIT_EXPECT_EQ(test, g.nout, 0U);
+	KUNIT_EXPECT_EQ(test, g.nkernel_only, 0U);
 	uniqd_index_grow_end(m, &g);
 	KUNIT_ASSERT_NOT_NULL(test, uniqd_index_reserve(m, 0));
 	ix->slots[0] = tag << 32 | 1;
@@ -1161,13 +1162,13 @@ static void map_failed_growth_gives_back(struct kunit *test)
 	 * whose hand-off to a kernel-only table fails.
 	 */
 	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, &g));
-	KUNIT_EXPECT_EQ(test, g.nout, 1U);
+	KUNIT_EXPECT_EQ(test, g.nkernel_only, 1U);
 	uniqd_index_grow_abort(m, &g, -ENOMEM);
 	KUNIT_EXPECT_EQ(test, m->hdr->index, word);
 	KUNIT_EXPECT_EQ(test, m->index_next, next);
 	KUNIT_EXPECT_EQ(test, m->bytes, bytes);
 	KUNIT_EXPECT_EQ(test, ix->bytes, index_bytes);
-	KUNIT_EXPECT_EQ(test, ix->nspill, 0U);
+	KUNIT_EXPECT_EQ(test, ix->nkernel_only, 0U);
 	/* Given back: no page at the failed array's first offset. */
 	KUNIT_EXPECT_NULL(test, xa_load(&m->pages, next));
 
