@@ -44,13 +44,13 @@ struct uniqd_map {
 	/*
 	 * Guards everything below but pages, hdr and the geometry, which
 	 * are set before the pool is published. The writers' lock of the one
-	 * table (entry.c): an entry is created, its record and handle slot
-	 * allocated and it is placed in the index under it. May sleep.
-	 * Taken under it (design.rst, "Locking", has the whole order): a
-	 * class's kernel-only table lock, uniqd_quota_lock, xa_lock of
-	 * pages, the page lock of each page given back and i_mmap_rwsem
-	 * (uniqd_map_free()). Never taken under a spinlock or mmap_lock, and
-	 * user memory is never touched under it.
+	 * table (entry.c): an entry is paid for and created, its record and
+	 * handle slot allocated and it is placed in the index (or made
+	 * kernel-only) under it, and the index grows under it. A mutex: what
+	 * runs under it may sleep (allocations, a give-back's
+	 * unmap_mapping_range()); user memory is never touched under it.
+	 * What nests under it and what it never nests under: design.rst,
+	 * "Locking", the one place the lock order is written.
 	 */
 	struct mutex lock;
 	/* VMAs mapping the pool now (mmap, vm_ops open/close); no lock. */

@@ -34,7 +34,9 @@
  * next one. uniqd_pools_mutex guards uniqd_pools (and each pool's node in
  * it), uniqd_nr_pools, the stores into uniqd_pool_ids (its loads need only
  * RCU), uniqd_next_pool_id and each pool's revoked flag; the helpers called
- * with it held assert it. Nothing that allocates a pool runs under it.
+ * with it held assert it. Nothing that allocates a pool runs under it,
+ * and no pool lock is taken under it (design.rst, "Locking", the one place
+ * the lock order is written).
  */
 static DEFINE_MUTEX(uniqd_pools_mutex);
 static DEFINE_HASHTABLE(uniqd_pools, 8);

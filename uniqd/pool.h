@@ -72,6 +72,8 @@ struct uniqd_pool {
 	/*
 	 * Class registration, one at a time: guards the inserts into names
 	 * and classes and nr_classes' increments. Lookups take no lock (RCU).
+	 * Never held with map.lock; what nests under it: design.rst,
+	 * "Locking", the one place the lock order is written.
 	 */
 	struct mutex class_mutex;
 	struct uniqd_table names;	/* level 1: class names */

@@ -48,10 +48,13 @@ struct uniqd_rec {
 
 struct uniqd_table {
 	/*
-	 * Writers: insert and publish; a reader only takes and drops it to
-	 * wait out a publication. Under map->lock (a class's kernel-only
-	 * table) or pool->class_mutex (the class names); only rhashtable's
-	 * bucket lock is taken under it, and nothing under it sleeps.
+	 * Writers: insert and publish, under it. A reader takes and drops it
+	 * only to wait out a publication, with nothing taken in between. A
+	 * spinlock: nothing under it sleeps or allocates but atomically, and
+	 * no path holds two tables' locks. Under it: rhashtable's bucket lock
+	 * and the publish hook (for the class names, an xa_store() into
+	 * pool->classes). Where it nests: design.rst, "Locking", the one
+	 * place the lock order is written.
 	 */
 	spinlock_t lock;
 	struct rhashtable ht;

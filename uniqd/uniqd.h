@@ -22,7 +22,11 @@ struct uniqd_file {
 	 * every other command reads it with smp_load_acquire() and no lock.
 	 */
 	struct uniqd_pool *pool;
-	struct mutex attach_lock;	/* serialises ATTACH, guards the store */
+	/*
+	 * Serialises ATTACH, guards the store. The outermost lock
+	 * (design.rst, "Locking", the one place the lock order is written).
+	 */
+	struct mutex attach_lock;
 	/* Its f_mapping becomes the pool's at ATTACH (uniqd_map_mapping()). */
 	struct file *file;
 };
