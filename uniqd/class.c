@@ -11,7 +11,7 @@
 #include <linux/string.h>
 
 #include "class.h"
-#include "keys.h"
+#include "hash.h"
 #include "pool.h"
 #include "quota.h"
 #include "trace.h"
@@ -60,7 +60,7 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 	int ret;
 
 	*created = false;
-	ret = uniqd_keys_hash(pool->hash_tfm, name, len, &hash);
+	ret = uniqd_hash_64(pool->hash_tfm, name, len, &hash);
 	if (ret)
 		return ret;
 	*id = uniqd_class_lookup(pool, hash, name, len);

@@ -5,9 +5,9 @@
  * An entry is stored once, in the mapping (map.c): its record, its handle
  * slot entries[idx] and its slot in the mapped index (index.c), the one
  * table that the kernel and every process probe. Beside it the kernel keeps
- * only what the index cannot hold: in each class's kernel-only table
- * (cls->left_out, keyed by BLAKE3 under the pool's secret key), the entries
- * whose probe window was full. Keys crafted to collide under the public
+ * only what the index cannot hold: the kernel-only entries, whose probe
+ * window was full, in each class's kernel-only table (cls->kernel_only,
+ * keyed by BLAKE3 under the pool's secret key). Keys crafted to collide under the public
  * index hash thus cost every call bounded work: at most UNIQD_MAP_PROBE
  * slots, then one keyed hash and a table the attacker cannot aim at.
  *
@@ -23,18 +23,15 @@
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
 
 #include "class.h"
 #include "entry.h"
-#include "keys.h"
+#include "hash.h"
+#include "index.h"
 #include "map.h"
 #include "pool.h"
 #include "quota.h"
 #include "trace.h"
-
-/* Contents up to this long are copied to the stack, longer ones to the heap. */
-#define UNIQD_KEY_ON_STACK	256
 
 static int uniqd_ekey_khash(struct uniqd_pool *pool, struct uniqd_ekey *k)
 {
@@ -42,7 +39,7 @@ static int uniqd_ekey_khash(struct uniqd_pool *pool, struct uniqd_ekey *k)
 
 	if (k->keyed)
 		return 0;
-	ret = uniqd_keys_hash(pool->hash_tfm, k->data, k->len, &k->khash);
+	ret = uniqd_hash_64(pool->hash_tfm, k->data, k->len, &k->khash);
 	k->keyed = !ret;
 	return ret;
 }
@@ -60,8 +57,8 @@ static int uniqd_entry_find(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 				&full);
 	if (*idx || !full)
 		return 0;
-	/* Pairs with the release in uniqd_entry_kernel(). */
-	t = smp_load_acquire(&cls->left_out);
+	/* Pairs with the release in uniqd_entry_make_kernel_only(). */
+	t = smp_load_acquire(&cls->kernel_only);
 	if (!t)
 		return 0;
 	ret = uniqd_ekey_khash(pool, k);
@@ -79,19 +76,19 @@ static void uniqd_entry_publish(void *ctx, struct uniqd_rec *rec)
 }
 
 /*
- * Put entry @idx (@len bytes at @data in its mapped record; keyed hash
- * @khash) into @cls's kernel-only table. For a new entry, @slot: its
- * record, written and published (from slot->data) only once the insert
- * can no longer fail, right before it can be found. Without @slot (an
- * index growth leaves out an entry the old array held), 0 also if an equal
- * record is there already: an entry left out before.
+ * Make entry @idx (@len bytes at @data in its mapped record; keyed hash
+ * @khash) kernel-only: into @cls's kernel-only table. For a new entry,
+ * @slot: its record, written and published (from slot->data) only once the
+ * insert can no longer fail, right before it can be found. Without @slot
+ * (an entry the old array held that an index growth makes kernel-only), 0
+ * also if an equal record is there already: an entry kernel-only before.
  */
-static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
-			      const u8 *data, u32 len,
-			      struct uniqd_map_slot *slot)
+static int uniqd_entry_make_kernel_only(struct uniqd_kclass *cls, u64 khash,
+					u32 idx, const u8 *data, u32 len,
+					struct uniqd_map_slot *slot)
 {
 	struct uniqd_pool *pool = cls->pool;
-	struct uniqd_table *t = cls->left_out;
+	struct uniqd_table *t = cls->kernel_only;
 	struct uniqd_rec *rec, *got;
 
 	lockdep_assert_held(&pool->map.lock);
@@ -104,7 +101,7 @@ static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
 			return -ENOMEM;
 		}
 		/* Pairs with the acquire in uniqd_entry_find(). */
-		smp_store_release(&cls->left_out, t);
+		smp_store_release(&cls->kernel_only, t);
 		atomic64_add(kmalloc_size_roundup(sizeof(*t)),
 			     &pool->kernel_bytes);
 	}
@@ -135,12 +132,12 @@ static int uniqd_entry_kernel(struct uniqd_kclass *cls, u64 khash, u32 idx,
 }
 
 /*
- * An index growth leaves out entry @idx, which the old array held: it goes
- * into its class's kernel-only table first (index.c's design comment).
+ * Entry @idx, which the current array holds, is kernel-only in the array
+ * an index growth builds: it goes into its class's kernel-only table
+ * before that array is published (index.c's design comment).
  */
-static int uniqd_entry_out(void *ctx, u32 idx)
+static int uniqd_entry_move_kernel_only(struct uniqd_pool *pool, u32 idx)
 {
-	struct uniqd_pool *pool = ctx;
 	const struct uniqd_map_rec *r = uniqd_map_entry(&pool->map, idx);
 	struct uniqd_kclass *cls;
 	u64 khash;
@@ -151,85 +148,42 @@ static int uniqd_entry_out(void *ctx, u32 idx)
 	cls = uniqd_class_find(pool, r->class_id);
 	if (WARN_ON_ONCE(!cls))
 		return -EIO;
-	ret = uniqd_keys_hash(pool->hash_tfm, r->data, r->len, &khash);
+	ret = uniqd_hash_64(pool->hash_tfm, r->data, r->len, &khash);
 	if (ret)
 		return ret;
-	return uniqd_entry_kernel(cls, khash, idx, r->data, r->len, NULL);
+	return uniqd_entry_make_kernel_only(cls, khash, idx, r->data, r->len,
+					    NULL);
 }
 
 /*
- * Create the entry of @k in @cls, which map->lock (held) has kept absent
- * since it was looked for: its index in *@idx. @charged: the caller has
- * charged the user quotas for it already (and takes the charge back if
- * this fails). Errors: -EDQUOT (a limit), -ENOMEM, or the keyed hash's.
+ * Grow the index if one more entry is due a larger array (map->lock held).
+ * index.c builds the new array aside and names the entries the current
+ * one holds that are kernel-only in it; each is made findable in its
+ * class's kernel-only table here, and only then is the new array
+ * published. If one cannot be, the growth is given back and the current
+ * array stays in use (the new entry may then be kernel-only itself).
  */
-static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_kclass *cls,
-			      struct uniqd_ekey *k, u32 *idx, bool charged)
+static void uniqd_entry_grow_index(struct uniqd_pool *pool)
 {
 	struct uniqd_map *m = &pool->map;
-	size_t size = UNIQD_REC_SIZE(k->len);
-	struct uniqd_map_slot s;
-	bool back = true;
-	u64 *slot;
-	u32 n;
-	int ret;
+	struct uniqd_index_growth g;
+	int ret = 0;
+	u32 i;
 
 	lockdep_assert_held(&m->lock);
-	if (!uniqd_pool_reserve(pool, size)) {
-		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, -EDQUOT);
-		return -EDQUOT;
-	}
-	/* The caller's users pay for the entry until the pool dies. */
-	ret = charged ? 0 : uniqd_quota_charge(pool, size, 1, 0);
-	if (ret)
-		goto unreserve;
-	/* Handles are dense: the next index is one past the entries. */
-	n = pool->nr_entries + 1;
-	if (n > pool->max_entries) {
-		ret = -EDQUOT;
-		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_ENTRIES, ret);
-		goto uncharge;
-	}
-	ret = uniqd_map_entry_new(m, n, cls->id, k->data, k->len, &s);
-	if (ret)
-		goto uncharge;
-	slot = uniqd_index_reserve(m, k->ihash, uniqd_entry_out, pool);
-	if (slot) {
-		uniqd_map_entry_publish(&s);
-		uniqd_index_set(m, slot, k->ihash, n);
-	} else {
-		/* Room to place it again first: it must not be forgotten. */
-		ret = uniqd_index_spill_room(m);
-		if (!ret)
-			ret = uniqd_ekey_khash(pool, k);
-		if (!ret)
-			ret = uniqd_entry_kernel(cls, k->khash, n, s.rec->data,
-						 k->len, &s);
-		if (ret)
-			goto unnew;
-		uniqd_index_left_out(m, k->ihash, n);
-	}
-	/* map.lock is held: plain stores, no atomic read-modify-write. */
-	WRITE_ONCE(cls->entries, cls->entries + 1);
-	WRITE_ONCE(pool->content_bytes, pool->content_bytes + k->len);
-	WRITE_ONCE(pool->nr_entries, n);
-	trace_uniqd_entry_create(uniqd_handle(pool, n), cls->id, k->len);
-	*idx = n;
-	return 0;
+	if (!uniqd_index_grow_begin(m, &g))
+		return;
+	for (i = 0; !ret && i < g.nkernel_only; i++) {
+		u32 idx = uniqd_index_slot_idx(g.kernel_only[i]);
 
-	/*
-	 * Its max_bytes go back only if its space did: what still takes room
-	 * in the records region (sized from max_bytes) stays counted.
-	 */
-unnew:
-	back = uniqd_map_entry_unnew(m, &s);
-uncharge:
-	if (!charged)
-		uniqd_quota_uncharge(pool, size, 1);
-unreserve:
-	if (back)
-		uniqd_pool_unreserve(pool, size);
-	return ret;
+		ret = uniqd_entry_move_kernel_only(pool, idx);
+		if (!(i & 1023))
+			cond_resched();
+	}
+	if (ret)
+		uniqd_index_grow_abort(m, &g, ret);
+	else
+		uniqd_index_grow_end(m, &g);
 }
 
 /*
@@ -245,54 +199,175 @@ int uniqd_entry_lookup(struct uniqd_pool *pool, struct uniqd_ekey *k)
 }
 
 /*
+ * A run of keys being created under one hold of map->lock, and what it
+ * charged the user quotas but has not yet spent on entries: given back
+ * when the run ends.
+ */
+struct uniqd_erun {
+	struct uniqd_ekey *keys;
+	u32 n;
+	u64 bytes;
+	u64 entries;
+	bool edge;		/* a quota is near: one key at a time */
+};
+
+/*
+ * Pay for the entry of @run->keys[@i] (a miss) out of what the run has
+ * charged, charging first when that is spent: the one place where entries
+ * are charged to the user quotas, which the caller's users then pay until
+ * the pool dies. Charged for the misses of keys[@i..n) at once, or, at a
+ * quota's edge, for keys[@i] alone, so that a run stops exactly where a
+ * key at a time would. Errors: -EDQUOT, -ENOMEM.
+ */
+static int uniqd_entry_pay(struct uniqd_pool *pool, struct uniqd_erun *run,
+			   u32 i)
+{
+	u64 size = UNIQD_REC_SIZE(run->keys[i].len);
+	u64 bytes = size, count = 1;
+	int ret;
+	u32 j;
+
+	if (!run->entries) {
+		for (j = i + 1; !run->edge && j < run->n; j++) {
+			if (!run->keys[j].idx) {
+				bytes += UNIQD_REC_SIZE(run->keys[j].len);
+				count++;
+			}
+		}
+		ret = uniqd_quota_charge(pool, bytes, count, 0);
+		if (ret && count > 1) {
+			run->edge = true;
+			bytes = size;
+			count = 1;
+			ret = uniqd_quota_charge(pool, bytes, count, 0);
+		}
+		if (ret)
+			return ret;
+		run->bytes = bytes;
+		run->entries = count;
+	}
+	run->bytes -= size;
+	run->entries--;
+	return 0;
+}
+
+/*
+ * Create the entry of @run->keys[@i], which map->lock (held) has kept
+ * absent since it was looked for: k->idx. Errors: -EDQUOT (a limit),
+ * -ENOMEM, or the keyed hash's.
+ */
+static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
+			      u32 i)
+{
+	struct uniqd_ekey *k = &run->keys[i];
+	struct uniqd_kclass *cls = k->cls;
+	struct uniqd_map *m = &pool->map;
+	size_t size = UNIQD_REC_SIZE(k->len);
+	struct uniqd_map_slot s;
+	bool back = true;
+	u64 *slot;
+	u32 n;
+	int ret;
+
+	lockdep_assert_held(&m->lock);
+	if (!uniqd_pool_reserve(pool, size)) {
+		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, -EDQUOT);
+		return -EDQUOT;
+	}
+	ret = uniqd_entry_pay(pool, run, i);
+	if (ret)
+		goto unreserve;
+	/* Handles are dense: the next index is one past the entries. */
+	n = pool->nr_entries + 1;
+	if (n > pool->max_entries) {
+		ret = -EDQUOT;
+		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_ENTRIES, ret);
+		goto refund;
+	}
+	ret = uniqd_map_entry_new(m, n, cls->id, k->data, k->len, &s);
+	if (ret)
+		goto refund;
+	uniqd_entry_grow_index(pool);
+	slot = uniqd_index_reserve(m, k->ihash);
+	if (slot) {
+		uniqd_map_entry_publish(&s);
+		uniqd_index_set(m, slot, k->ihash, n);
+	} else {
+		/* Room to place it again first: it must not be forgotten. */
+		ret = uniqd_index_kernel_only_room(m);
+		if (!ret)
+			ret = uniqd_ekey_khash(pool, k);
+		if (!ret)
+			ret = uniqd_entry_make_kernel_only(cls, k->khash, n,
+							   s.rec->data, k->len,
+							   &s);
+		if (ret)
+			goto unnew;
+		uniqd_index_set_kernel_only(m, k->ihash, n);
+	}
+	/* map.lock is held: plain stores, no atomic read-modify-write. */
+	WRITE_ONCE(cls->entries, cls->entries + 1);
+	WRITE_ONCE(pool->content_bytes, pool->content_bytes + k->len);
+	WRITE_ONCE(pool->nr_entries, n);
+	trace_uniqd_entry_create(uniqd_handle(pool, n), cls->id, k->len);
+	k->idx = n;
+	k->created = true;
+	return 0;
+
+	/*
+	 * Its max_bytes go back only if its space did: what still takes room
+	 * in the records region (sized from max_bytes) stays counted. Its
+	 * charge goes back to the run, which gives back what it did not spend.
+	 */
+unnew:
+	back = uniqd_map_entry_unnew(m, &s);
+refund:
+	run->bytes += size;
+	run->entries++;
+unreserve:
+	if (back)
+		uniqd_pool_unreserve(pool, size);
+	return ret;
+}
+
+/*
  * Create the keys of @keys (looked up before) that have no entry, in
- * order, under one hold of map->lock. The user quotas are charged for all
- * of them at once, and what was not used is given back. Stops at the first
- * error: *@done is the number of keys handled before it (all of them
- * without one). Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
+ * order, under one hold of map->lock: INTERN's one key and INTERN_BATCH's
+ * runs alike. Stops at the first error: *@done is the number of keys
+ * handled before it (all of them without one). Errors: -EDQUOT, -ENOMEM,
+ * or the keyed hash's.
  */
 int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 			   u32 n, u32 *done)
 {
-	u64 bytes = 0, count = 0;
-	bool charged;
+	struct uniqd_erun run = { .keys = keys, .n = n };
 	int ret = 0;
 	u32 i;
 
-	for (i = 0; i < n; i++) {
-		if (!keys[i].idx) {
-			bytes += UNIQD_REC_SIZE(keys[i].len);
-			count++;
-		}
-	}
 	*done = n;
-	if (!count)
+	for (i = 0; i < n && keys[i].idx; i++)
+		;
+	if (i == n)
 		return 0;
-	/* At a quota's edge each key is charged alone: it stops exactly. */
-	charged = count > 1 && !uniqd_quota_charge(pool, bytes, count, 0);
 	mutex_lock(&pool->map.lock);
-	for (i = 0; i < n; i++) {
+	for (; i < n; i++) {
 		struct uniqd_ekey *k = &keys[i];
 
 		if (k->idx)
 			continue;
-		/* Another creator may have been first since the lookup. */
+		/*
+		 * Another creator may have been first since the lookup (its
+		 * share of what the run charged is given back below).
+		 */
 		ret = uniqd_entry_find(pool, k->cls, k, &k->idx);
-		if (!ret && !k->idx) {
-			ret = uniqd_entry_create(pool, k->cls, k, &k->idx,
-						 charged);
-			k->created = !ret;
-		}
+		if (!ret && !k->idx)
+			ret = uniqd_entry_create(pool, &run, i);
 		if (ret)
 			break;
-		if (charged && k->created) {
-			bytes -= UNIQD_REC_SIZE(k->len);
-			count--;
-		}
 	}
 	mutex_unlock(&pool->map.lock);
-	if (charged && count)
-		uniqd_quota_uncharge(pool, bytes, count);
+	if (run.entries)
+		uniqd_quota_uncharge(pool, run.bytes, run.entries);
 	*done = i;
 	return ret;
 }
@@ -304,49 +379,6 @@ void uniqd_entry_count(struct uniqd_pool *pool, const struct uniqd_ekey *k)
 		this_cpu_inc(pool->stats->hits);
 	else
 		this_cpu_inc(pool->stats->misses);
-}
-
-/*
- * INTERN (@create) or LOOKUP @len bytes at @udata in class @cls: the handle,
- * and whether this call created the entry. Errors: -EFAULT, -ENOMEM,
- * -ENOENT (LOOKUP miss), -EDQUOT (a limit stops a new entry).
- */
-int uniqd_intern(struct uniqd_pool *pool, struct uniqd_kclass *cls,
-		 const void __user *udata, u32 len, bool create,
-		 u64 *handle, bool *created)
-{
-	u8 stack[UNIQD_KEY_ON_STACK];
-	struct uniqd_ekey k = { .cls = cls, .len = len };
-	void *buf = stack;
-	u32 done;
-	int ret;
-
-	*created = false;
-	if (len > sizeof(stack)) {
-		buf = kvmalloc(len, GFP_KERNEL_ACCOUNT);
-		if (!buf)
-			return -ENOMEM;
-	}
-	ret = -EFAULT;
-	if (copy_from_user(buf, udata, len))
-		goto out;
-	k.data = buf;
-	ret = uniqd_entry_lookup(pool, &k);
-	if (!ret && !k.idx && create)
-		ret = uniqd_entry_create_run(pool, &k, 1, &done);
-	if (ret)
-		goto out;
-	uniqd_entry_count(pool, &k);
-	if (!k.idx) {
-		ret = -ENOENT;
-		goto out;
-	}
-	*created = k.created;
-	*handle = uniqd_handle(pool, k.idx);
-out:
-	if (buf != stack)
-		kvfree(buf);
-	return ret;
 }
 
 /*

@@ -32,9 +32,6 @@ int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 			   u32 n, u32 *done);
 void uniqd_entry_count(struct uniqd_pool *pool, const struct uniqd_ekey *k);
 
-int uniqd_intern(struct uniqd_pool *pool, struct uniqd_kclass *cls,
-		 const void __user *udata, u32 len, bool create,
-		 u64 *handle, bool *created);
 const struct uniqd_map_rec *uniqd_resolve(struct uniqd_pool *pool, u64 handle);
 
 #endif /* UNIQD_ENTRY_H */

@@ -6,10 +6,10 @@
  * An open-addressing array of 64-bit slots, (tag << 32 | idx), where tag is
  * the high half of the entry's uniqd_maphash() and also picks its home slot
  * (tag & (slots - 1)). An entry goes into the first empty slot of the
- * UNIQD_MAP_PROBE slots from its home. If all are taken it stays out of the
- * index (counted in STATS.map_overflow) and goes into its class's
- * kernel-only table under the pool's secret key instead (entry.c), until a
- * growth places it again where its new window has room. So a reader probes
+ * UNIQD_MAP_PROBE slots from its home. If all are taken it is kernel-only:
+ * out of the index (counted in STATS.map_overflow, the name the ABI keeps)
+ * and in its class's kernel-only table under the pool's secret key instead
+ * (entry.c), until a growth places it again where its new window has room. So a reader probes
  * at most UNIQD_MAP_PROBE slots, and keys crafted to collide under the
  * public seed only send themselves to the kernel-only table, where they
  * cost a keyed BLAKE3 and a bounded chain.
@@ -18,9 +18,9 @@
  * window of the current array, or that window is full (and the entry is in
  * the kernel-only table). Windows only fill, so a probe that meets an empty
  * slot is a miss; one that meets a full window asks the kernel-only table.
- * A growth keeps the rule: an entry of the old array that the new one
- * leaves out gets its kernel-only record first, or the growth fails and
- * the old array stays.
+ * A growth keeps the rule: an entry of the old array that is kernel-only
+ * in the new one gets its kernel-only record first, or the growth fails
+ * and the old array stays.
  *
  * The array doubles when more than half full. The new one is built aside
  * from the old one's slots (a slot holds its tag, hence its home at any
@@ -42,6 +42,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "index.h"
 #include "map.h"
 #include "trace.h"
 
@@ -69,7 +70,7 @@ static const u64 *uniqd_index_current(struct uniqd_map *m, u32 *log2)
 
 	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "uniqd index read without RCU");
 	for (;;) {
-		/* Pairs with the release in uniqd_index_grow(): slots whole. */
+		/* Pairs with the release in uniqd_index_grow_end(): slots whole. */
 		w = smp_load_acquire(&m->hdr->index);
 		if (!w)
 			return NULL;
@@ -142,160 +143,207 @@ static u64 *uniqd_index_window(u64 *slots, u32 log2, u32 tag)
 }
 
 /*
- * Room in the list of entries left out for one more. The list must hold
+ * Room in the list of kernel-only entries for one more. The list must hold
  * every one of them: a growth places them again, and an entry it missed
  * would sit in neither the new array nor a full window, so a probe that
  * meets an empty slot would wrongly call it absent. So room is made before
- * an entry is left out, and a failure (-ENOMEM) leaves nothing out.
+ * an entry becomes kernel-only, and a failure (-ENOMEM) makes none so.
  */
-int uniqd_index_spill_room(struct uniqd_map *m)
+int uniqd_index_kernel_only_room(struct uniqd_map *m)
 {
-	u64 *spill;
+	struct uniqd_index *ix = &m->index;
+	u64 *list;
 	u32 cap;
 
 	lockdep_assert_held(&m->lock);
-	if (m->nspill < m->spill_cap)
+	if (ix->nkernel_only < ix->kernel_only_cap)
 		return 0;
-	cap = max(2 * m->spill_cap, 16U);
-	spill = kvmalloc_array(cap, sizeof(*spill), GFP_KERNEL_ACCOUNT);
-	if (!spill)
+	cap = max(2 * ix->kernel_only_cap, 16U);
+	list = kvmalloc_array(cap, sizeof(*list), GFP_KERNEL_ACCOUNT);
+	if (!list)
 		return -ENOMEM;
-	if (m->spill)
-		memcpy(spill, m->spill, m->nspill * sizeof(*spill));
-	kvfree(m->spill);
-	m->spill = spill;
-	m->spill_cap = cap;
+	if (ix->kernel_only)
+		memcpy(list, ix->kernel_only, ix->nkernel_only * sizeof(*list));
+	kvfree(ix->kernel_only);
+	ix->kernel_only = list;
+	ix->kernel_only_cap = cap;
 	return 0;
 }
 
-/* Remember @v, left out by a full window; uniqd_index_spill_room() first. */
-static void uniqd_index_spill(struct uniqd_map *m, u64 v)
+/* Remember @v, kernel-only: uniqd_index_kernel_only_room() first. */
+static void uniqd_index_kernel_only_add(struct uniqd_map *m, u64 v)
 {
+	struct uniqd_index *ix = &m->index;
+
 	lockdep_assert_held(&m->lock);
-	if (WARN_ON_ONCE(m->nspill >= m->spill_cap))
+	if (WARN_ON_ONCE(ix->nkernel_only >= ix->kernel_only_cap))
 		return;
-	m->spill[m->nspill++] = v;
+	ix->kernel_only[ix->nkernel_only++] = v;
+}
+
+/* The pool's id, for the trace events. */
+static u32 uniqd_index_pool_id(struct uniqd_map *m)
+{
+	return m->hdr->handle_base >> 32;
 }
 
 /*
- * A new array of 2^@log2 slots from the index region, filled from the
- * current one and from the entries full windows left out so far (each
- * placed again if its window in the new array has room), and published.
- * An entry of the current array that the new one leaves out is handed to
- * @out first. Fails (the current array stays in use) when the region or
- * memory is exhausted, or @out fails, or the list of entries left out
- * cannot grow.
+ * Build aside the array that one more entry needs, if it needs one: the
+ * first, or, when the current one would be more than half full, one twice
+ * its size, from the index region, filled with the current array's entries
+ * that their windows in it have room for. True if built: *@g then says it,
+ * and g->kernel_only the entries the current array holds that become
+ * kernel-only in it, which the caller makes findable in their kernel-only
+ * tables before calling uniqd_index_grow_end() (or, if it cannot,
+ * uniqd_index_grow_abort()). False if no growth is due, or if it failed
+ * (the index region or memory is exhausted, or the list of kernel-only
+ * entries cannot grow): the current array stays in use.
  */
-static int uniqd_index_grow(struct uniqd_map *m, u32 log2,
-			    uniqd_index_out_fn out, void *ctx)
+bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index_growth *g)
 {
-	u64 bytes = sizeof(u64) << log2;
-	unsigned int n = DIV_ROUND_UP(bytes, PAGE_SIZE);
-	u32 id = m->hdr->handle_base >> 32, old = m->slots ? m->log2 : 0;
-	u32 j, left = 0, spilled = m->nspill;
-	pgoff_t pg = m->index_next, old_pg = m->slots_pg;
-	u64 *slots, *s, i, kept = 0;
-	int ret = -ENOSPC;
+	struct uniqd_index *ix = &m->index;
+	u64 *s, i, bytes;
+	int ret;
 
 	lockdep_assert_held(&m->lock);
-	if (n > m->index_pg + m->index_pages - pg)
-		goto out;
+	if (!ix->slots)
+		g->log2 = UNIQD_MAP_INDEX_MIN_LOG2;
+	else if ((ix->indexed + 1) * 2 > 1ULL << ix->log2)
+		g->log2 = ix->log2 + 1;
+	else
+		return false;
+	bytes = sizeof(u64) << g->log2;
+	g->pages = DIV_ROUND_UP(bytes, PAGE_SIZE);
+	g->pg = m->index_next;
+	g->kernel_only_before = ix->nkernel_only;
+	g->kept = 0;
+	ret = -ENOSPC;
+	if (g->pages > m->index_pg + m->index_pages - g->pg)
+		goto fail;
 	/* map.c's allocator: pages entered in m->pages, kernel-contiguous. */
 	ret = -ENOMEM;
-	slots = uniqd_map_alloc(m, pg, n);
-	if (!slots)
-		goto out;
+	g->slots = uniqd_map_alloc(m, g->pg, g->pages);
+	if (!g->slots)
+		goto fail;
 	/* Faults map the pages below index_next, and zero pages once freed. */
-	WRITE_ONCE(m->index_next, m->index_next + n);
-	m->index_bytes += bytes;
-	for (i = 0; m->slots && i < 1ULL << m->log2; i++) {
-		u64 v = m->slots[i];
+	WRITE_ONCE(m->index_next, m->index_next + g->pages);
+	ix->bytes += bytes;
+	for (i = 0; ix->slots && i < 1ULL << ix->log2; i++) {
+		u64 v = ix->slots[i];
 
 		if (!(i & 1023))
 			cond_resched();
 		if (!v)
 			continue;
-		s = uniqd_index_window(slots, log2, v >> 32);
+		s = uniqd_index_window(g->slots, g->log2, v >> 32);
 		if (s) {
 			*s = v;
-			kept++;
+			g->kept++;
 			continue;
 		}
-		ret = uniqd_index_spill_room(m);
-		if (!ret)
-			ret = out(ctx, (u32)v);
+		ret = uniqd_index_kernel_only_room(m);
 		if (ret) {
-			/* Forget what this growth spilled: the old array has it. */
-			m->nspill = spilled;
-			goto give_back;
+			uniqd_index_grow_abort(m, g, ret);
+			return false;
 		}
-		uniqd_index_spill(m, v);
+		uniqd_index_kernel_only_add(m, v);
 	}
-	/* The entries left out before: keep those that stay out. */
-	for (j = 0; j < spilled; j++) {
-		u64 v = m->spill[j];
+	/* Appended to the list of kernel-only entries: there until the end. */
+	g->kernel_only = ix->kernel_only + g->kernel_only_before;
+	g->nkernel_only = ix->nkernel_only - g->kernel_only_before;
+	return true;
 
-		s = uniqd_index_window(slots, log2, v >> 32);
+fail:
+	trace_uniqd_index_grow(uniqd_index_pool_id(m),
+			       ix->slots ? ix->log2 : 0, g->log2, ix->indexed,
+			       ret);
+	return false;
+}
+
+/*
+ * The growth @g is not published, for the caller's reason @err: the list
+ * of kernel-only entries forgets what it added (the current array holds
+ * those), and the new array goes back and its offsets are taken again,
+ * index_next first (uniqd_map_free()), so that a growth that fails burns
+ * neither memory nor room in the index region, however often it is tried
+ * again.
+ */
+void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index_growth *g,
+			    int err)
+{
+	struct uniqd_index *ix = &m->index;
+
+	lockdep_assert_held(&m->lock);
+	ix->nkernel_only = g->kernel_only_before;
+	ix->bytes -= sizeof(u64) << g->log2;
+	WRITE_ONCE(m->index_next, g->pg);
+	uniqd_map_free(m, g->pg, g->pages);
+	trace_uniqd_index_grow(uniqd_index_pool_id(m),
+			       ix->slots ? ix->log2 : 0, g->log2, ix->indexed,
+			       err);
+}
+
+/*
+ * Publish the growth @g, whose new kernel-only entries (g->kernel_only) are
+ * findable in the kernel-only tables: the kernel-only entries from before
+ * are placed where their new windows have room (the others stay on the
+ * list), the new array is published and the current one given back.
+ */
+void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index_growth *g)
+{
+	struct uniqd_index *ix = &m->index;
+	u32 j, still = 0, old = ix->slots ? ix->log2 : 0;
+	pgoff_t old_pg = ix->slots_pg;
+	u64 *s, bytes;
+
+	lockdep_assert_held(&m->lock);
+	for (j = 0; j < g->kernel_only_before; j++) {
+		u64 v = ix->kernel_only[j];
+
+		s = uniqd_index_window(g->slots, g->log2, v >> 32);
 		if (s) {
 			*s = v;
-			kept++;
+			g->kept++;
 		} else {
-			m->spill[left++] = v;
+			ix->kernel_only[still++] = v;
 		}
 		if (!(j & 1023))
 			cond_resched();
 	}
-	for (j = spilled; j < m->nspill; j++)
-		m->spill[left++] = m->spill[j];
-	m->nspill = left;
-	/* indexed + overflow is every entry, before and after. */
-	m->overflow -= kept - m->indexed;
-	m->indexed = kept;
-	m->slots = slots;
-	m->slots_pg = pg;
-	m->log2 = log2;
+	for (j = g->kernel_only_before; j < ix->nkernel_only; j++)
+		ix->kernel_only[still++] = ix->kernel_only[j];
+	ix->nkernel_only = still;
+	/* indexed + nkernel_only is every entry, before and after. */
+	ix->indexed = g->kept;
+	ix->slots = g->slots;
+	ix->slots_pg = g->pg;
+	ix->log2 = g->log2;
 	/* The new slots are written: readers may take the new array. */
-	smp_store_release(&m->hdr->index, (u64)pg << PAGE_SHIFT | log2);
+	smp_store_release(&m->hdr->index, (u64)g->pg << PAGE_SHIFT | g->log2);
 	if (old) {
 		bytes = sizeof(u64) << old;
 		uniqd_map_free(m, old_pg, DIV_ROUND_UP(bytes, PAGE_SIZE));
-		m->index_bytes -= bytes;
+		ix->bytes -= bytes;
 	}
-	ret = 0;
-	goto out;
-
-	/*
-	 * The array was never published: give it back and take its offsets
-	 * again, index_next first (uniqd_map_free()), so that a growth that
-	 * fails burns neither memory nor room in the index region, however
-	 * often it is tried again.
-	 */
-give_back:
-	m->index_bytes -= bytes;
-	WRITE_ONCE(m->index_next, pg);
-	uniqd_map_free(m, pg, n);
-out:
-	trace_uniqd_index_grow(id, old, log2, m->indexed, ret);
-	return ret;
+	trace_uniqd_index_grow(uniqd_index_pool_id(m), old, g->log2,
+			       ix->indexed, 0);
 }
 
 /*
- * Where a new entry of index hash @hash goes: its slot, after growing the
- * index if it is more than half full, or NULL if its window is full (then
- * the caller makes it findable in the kernel-only table and calls
- * uniqd_index_left_out()).
+ * Where a new entry of index hash @hash goes in the current array: its
+ * slot, or NULL if its window is full or there is no array (then the
+ * caller makes it findable in the kernel-only table and calls
+ * uniqd_index_set_kernel_only()). The caller grew the index first, if it was due
+ * (uniqd_index_grow_begin()).
  */
-u64 *uniqd_index_reserve(struct uniqd_map *m, u64 hash,
-			 uniqd_index_out_fn out, void *ctx)
+u64 *uniqd_index_reserve(struct uniqd_map *m, u64 hash)
 {
+	struct uniqd_index *ix = &m->index;
+
 	lockdep_assert_held(&m->lock);
-	if (!m->slots)
-		uniqd_index_grow(m, UNIQD_MAP_INDEX_MIN_LOG2, out, ctx);
-	else if ((m->indexed + 1) * 2 > 1ULL << m->log2)
-		uniqd_index_grow(m, m->log2 + 1, out, ctx);
-	if (!m->slots)
+	if (!ix->slots)
 		return NULL;
-	return uniqd_index_window(m->slots, m->log2, hash >> 32);
+	return uniqd_index_window(ix->slots, ix->log2, hash >> 32);
 }
 
 /* Fill the reserved @slot with entry @idx, whose entries[idx] is published. */
@@ -304,16 +352,31 @@ void uniqd_index_set(struct uniqd_map *m, u64 *slot, u64 hash, u32 idx)
 	lockdep_assert_held(&m->lock);
 	/* Pairs with readers' acquire of the slot. */
 	smp_store_release(slot, (hash & ~0xffffffffULL) | idx);
-	m->indexed++;
+	m->index.indexed++;
 }
 
 /*
- * Entry @idx stays out of the index: counted, and tried again on growth
- * (uniqd_index_spill_room() made room for it).
+ * Entry @idx is kernel-only: listed, and tried again on growth
+ * (uniqd_index_kernel_only_room() made room for it).
  */
-void uniqd_index_left_out(struct uniqd_map *m, u64 hash, u32 idx)
+void uniqd_index_set_kernel_only(struct uniqd_map *m, u64 hash, u32 idx)
 {
 	lockdep_assert_held(&m->lock);
-	m->overflow++;
-	uniqd_index_spill(m, (hash & ~0xffffffffULL) | idx);
+	uniqd_index_kernel_only_add(m, (hash & ~0xffffffffULL) | idx);
+}
+
+void uniqd_index_stats(struct uniqd_index *ix, struct uniqd_stats *st)
+{
+	st->map_indexed = ix->indexed;
+	/* The ABI's name for the kernel-only entries. */
+	st->map_overflow = ix->nkernel_only;
+	st->index_slots = ix->slots ? 1ULL << ix->log2 : 0;
+	st->index_bytes = ix->bytes;
+	/* The list of kernel-only entries is kernel memory too. */
+	st->kernel_bytes += (u64)ix->kernel_only_cap * sizeof(*ix->kernel_only);
+}
+
+void uniqd_index_destroy(struct uniqd_index *ix)
+{
+	kvfree(ix->kernel_only);
 }

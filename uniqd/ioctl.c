@@ -20,7 +20,7 @@
 
 #include "class.h"
 #include "entry.h"
-#include "keys.h"
+#include "hash.h"
 #include "map.h"
 #include "pool.h"
 #include "trace.h"
@@ -201,35 +201,95 @@ static int uniqd_key_check(struct uniqd_pool *pool, const struct uniqd_key *k,
 	return *cls ? 0 : -UNIQD_ENOCLASS;
 }
 
-/* The key of INTERN or LOOKUP (a batch reads its keys in runs). */
-static int uniqd_do_key(struct uniqd_pool *pool, struct uniqd_key *k,
-			bool create)
+/*
+ * Copy the content of key @k (checked) from userspace, the one place where
+ * keys' contents are, and look it up into @e (its class set): into @buf if
+ * it fits its @room bytes, else into a heap buffer that *@big then holds
+ * (the caller frees it). A LOOKUP miss is counted, and is -ENOENT.
+ */
+static int uniqd_key_read(struct uniqd_pool *pool, const struct uniqd_key *k,
+			  bool create, struct uniqd_ekey *e, u8 *buf, u32 room,
+			  u8 **big)
 {
-	struct uniqd_kclass *cls;
-	bool created;
 	int ret;
 
-	ret = uniqd_key_check(pool, k, &cls);
+	if (k->len > room) {
+		buf = kvmalloc(k->len, GFP_KERNEL_ACCOUNT);
+		if (!buf)
+			return -ENOMEM;
+		*big = buf;
+	}
+	if (copy_from_user(buf, u64_to_user_ptr(k->data), k->len))
+		return -EFAULT;
+	e->data = buf;
+	e->len = k->len;
+	ret = uniqd_entry_lookup(pool, e);
 	if (ret)
 		return ret;
-	ret = uniqd_intern(pool, cls, u64_to_user_ptr(k->data), k->len,
-			   create, &k->handle, &created);
+	if (!e->idx && !create) {
+		uniqd_entry_count(pool, e);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/*
+ * Create the misses of the run @keys (read by uniqd_key_read()), in order,
+ * and count every key handled: *@made of them, all but after an error.
+ */
+static int uniqd_run_create(struct uniqd_pool *pool, struct uniqd_ekey *keys,
+			    u32 n, u32 *made)
+{
+	int ret;
+	u32 i;
+
+	ret = uniqd_entry_create_run(pool, keys, n, made);
+	/* Counted once created, even if the results cannot be written. */
+	for (i = 0; i < *made; i++)
+		uniqd_entry_count(pool, &keys[i]);
+	return ret;
+}
+
+/* Contents up to this long are copied to the stack, longer ones to the heap. */
+#define UNIQD_KEY_ON_STACK	256
+
+/*
+ * INTERN (@create) or LOOKUP of @k: a run of one key. Errors: those of
+ * uniqd_key_check(), -EFAULT, -ENOMEM, -ENOENT (LOOKUP miss), -EDQUOT (a
+ * limit stops a new entry).
+ */
+int uniqd_intern(struct uniqd_pool *pool, struct uniqd_key *k, bool create)
+{
+	u8 stack[UNIQD_KEY_ON_STACK];
+	struct uniqd_ekey e;
+	u8 *big = NULL;
+	u32 made;
+	int ret;
+
+	ret = uniqd_key_check(pool, k, &e.cls);
+	if (!ret)
+		ret = uniqd_key_read(pool, k, create, &e, stack, sizeof(stack),
+				     &big);
+	if (!ret)
+		ret = uniqd_run_create(pool, &e, 1, &made);
+	kvfree(big);
 	if (ret)
 		return ret;
-	k->status = created ? UNIQD_STATUS_NEW : 0;
+	k->status = e.created ? UNIQD_STATUS_NEW : 0;
+	k->handle = uniqd_handle(pool, e.idx);
 	return 0;
 }
 
 static int uniqd_ioc_intern(struct uniqd_file *uf, struct uniqd_pool *pool,
 			    void *arg)
 {
-	return uniqd_do_key(pool, arg, true);
+	return uniqd_intern(pool, arg, true);
 }
 
 static int uniqd_ioc_lookup(struct uniqd_file *uf, struct uniqd_pool *pool,
 			    void *arg)
 {
-	return uniqd_do_key(pool, arg, false);
+	return uniqd_intern(pool, arg, false);
 }
 
 /* Write a key's results into its array element. */
@@ -286,7 +346,6 @@ static u32 uniqd_run_read(struct uniqd_pool *pool, struct uniqd_batch *b,
 		struct uniqd_key __user *uk = (void __user *)
 			(ukeys + (u64)(b->done + n) * b->key_size);
 		struct uniqd_ekey *e = &run->keys[n];
-		u8 *data = run->buf + used;
 
 		ret = copy_struct_from_user(&k, sizeof(k), uk, b->key_size);
 		if (ret)
@@ -301,31 +360,13 @@ static u32 uniqd_run_read(struct uniqd_pool *pool, struct uniqd_batch *b,
 		/* Too long for what is left: the next run takes it. */
 		if (k.len > UNIQD_RUN_BYTES - used && n)
 			break;
-		if (k.len > UNIQD_RUN_BYTES) {
-			/* A run of its own. */
-			data = kvmalloc(k.len, GFP_KERNEL_ACCOUNT);
-			if (!data) {
-				ret = -ENOMEM;
-				break;
-			}
-			run->big = data;
-		}
-		if (copy_from_user(data, u64_to_user_ptr(k.data), k.len)) {
-			ret = -EFAULT;
-			break;
-		}
-		e->data = data;
-		e->len = k.len;
-		if (!run->big)
-			used += k.len;
-		ret = uniqd_entry_lookup(pool, e);
+		/* Longer than a run: a run of its own, on the heap. */
+		ret = uniqd_key_read(pool, &k, create, e, run->buf + used,
+				     UNIQD_RUN_BYTES - used, &run->big);
 		if (ret)
 			break;
-		if (!e->idx && !create) {
-			uniqd_entry_count(pool, e);
-			ret = -ENOENT;
-			break;
-		}
+		if (!run->big)
+			used += k.len;
 		n++;
 	}
 	*err = ret;
@@ -373,12 +414,9 @@ static int uniqd_ioc_batch(struct uniqd_file *uf, struct uniqd_pool *pool,
 		run->big = NULL;
 		n = uniqd_run_read(pool, b, run, &err);
 		/* Its misses, created in order; stops at the first error. */
-		cerr = uniqd_entry_create_run(pool, run->keys, n, &made);
-		/* Counted once created, even if the results cannot be written. */
-		for (i = 0; i < made; i++) {
-			uniqd_entry_count(pool, &run->keys[i]);
+		cerr = uniqd_run_create(pool, run->keys, n, &made);
+		for (i = 0; i < made; i++)
 			b->created += run->keys[i].created;
-		}
 		for (i = 0; i < made; i++) {
 			struct uniqd_key __user *uk = (void __user *)
 				(ukeys + (u64)b->done * b->key_size);
@@ -435,7 +473,7 @@ static int uniqd_ioc_digest(struct uniqd_file *uf, struct uniqd_pool *pool,
 	cls = uniqd_class_find(pool, rec->class_id);
 	if (WARN_ON_ONCE(!cls))
 		return -EIO;
-	return uniqd_keys_digest(pool->digest_tfm, cls->name->data,
+	return uniqd_hash_digest(pool->digest_tfm, cls->name->data,
 				 cls->name->len, rec->data, rec->len,
 				 d->digest);
 }

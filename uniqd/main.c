@@ -13,7 +13,7 @@
 
 #include "blake3/blake3_ahash.h"
 #include "blake3/blake3_shash.h"
-#include "keys.h"
+#include "hash.h"
 #include "map.h"
 #include "pool.h"
 #include "quota.h"
@@ -94,7 +94,7 @@ static int __init uniqd_init(void)
 	ret = uniqd_blake3_ahash_register();
 	if (ret)
 		goto unregister_shash;
-	ret = uniqd_keys_check();
+	ret = uniqd_hash_check();
 	if (ret) {
 		pr_err("no usable \"%s\" in the crypto API: %d\n",
 		       UNIQD_HASH_ALG, ret);

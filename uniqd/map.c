@@ -393,7 +393,7 @@ void uniqd_map_destroy(struct uniqd_map *m)
 		kfree(vm);
 		cond_resched();
 	}
-	kvfree(m->spill);
+	uniqd_index_destroy(&m->index);
 	mutex_destroy(&m->lock);
 }
 
@@ -572,12 +572,7 @@ void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st)
 	mutex_lock(&m->lock);
 	st->map_bytes = m->bytes;
 	st->map_size = (u64)m->map_pages << PAGE_SHIFT;
-	st->map_indexed = m->indexed;
-	st->map_overflow = m->overflow;
-	st->index_slots = m->slots ? 1ULL << m->log2 : 0;
-	st->index_bytes = m->index_bytes;
-	/* The list of entries to place again is kernel memory too. */
-	st->kernel_bytes += (u64)m->spill_cap * sizeof(*m->spill);
+	uniqd_index_stats(&m->index, st);
 	mutex_unlock(&m->lock);
 }
 

@@ -12,6 +12,8 @@
 #include <linux/xarray.h>
 #include <uapi/linux/uniqd.h>
 
+#include "index.h"
+
 struct inode;
 struct vm_area_struct;
 struct uniqd_map_vm;
@@ -42,13 +44,13 @@ struct uniqd_map {
 	/*
 	 * Guards everything below but pages, hdr and the geometry, which
 	 * are set before the pool is published. The writers' lock of the one
-	 * table (entry.c): an entry is created, its record and handle slot
-	 * allocated and it is placed in the index under it. May sleep.
-	 * Taken under it (design.rst, "Locking", has the whole order): a
-	 * class's kernel-only table lock, uniqd_quota_lock, xa_lock of
-	 * pages, the page lock of each page given back and i_mmap_rwsem
-	 * (uniqd_map_free()). Never taken under a spinlock or mmap_lock, and
-	 * user memory is never touched under it.
+	 * table (entry.c): an entry is paid for and created, its record and
+	 * handle slot allocated and it is placed in the index (or made
+	 * kernel-only) under it, and the index grows under it. A mutex: what
+	 * runs under it may sleep (allocations, a give-back's
+	 * unmap_mapping_range()); user memory is never touched under it.
+	 * What nests under it and what it never nests under: design.rst,
+	 * "Locking", the one place the lock order is written.
 	 */
 	struct mutex lock;
 	/* VMAs mapping the pool now (mmap, vm_ops open/close); no lock. */
@@ -93,16 +95,7 @@ struct uniqd_map {
 	u64 spare_off;
 	u32 spare_pages;
 
-	u64 *slots;			/* the current index array, or NULL */
-	pgoff_t slots_pg;		/* its first page */
-	u32 log2;			/* of its slots */
-	u64 indexed;			/* entries in it */
-	u64 overflow;			/* entries left out of it */
-	/* Slot values of entries left out, placed again by index growth. */
-	u64 *spill;
-	u32 nspill;
-	u32 spill_cap;
-	u64 index_bytes;		/* index arrays not given back */
+	struct uniqd_index index;	/* its slots (index.h) */
 	/* Pages allocated, in bytes; WRITE_ONCE(): POOLS reads it unlocked. */
 	u64 bytes;
 
@@ -136,22 +129,6 @@ bool uniqd_map_entry_unnew(struct uniqd_map *m, struct uniqd_map_slot *s);
 void uniqd_map_entry_publish(struct uniqd_map_slot *s);
 const struct uniqd_map_rec *uniqd_map_entry(struct uniqd_map *m, u32 idx);
 
-/* index.c: the one table's slots (see its design comment). */
-u64 uniqd_index_hash(struct uniqd_map *m, u32 class_id, const void *data,
-		     u32 len);
-u32 uniqd_index_find(struct uniqd_map *m, u64 hash, u32 class_id,
-		     const void *data, u32 len, bool *full);
-/*
- * Called by a growth for each entry the new array leaves out that the old
- * one held: it must become findable another way (entry.c's kernel-only
- * table) or the growth fails with its errno.
- */
-typedef int (*uniqd_index_out_fn)(void *ctx, u32 idx);
-u64 *uniqd_index_reserve(struct uniqd_map *m, u64 hash,
-			 uniqd_index_out_fn out, void *ctx);
-void uniqd_index_set(struct uniqd_map *m, u64 *slot, u64 hash, u32 idx);
-int uniqd_index_spill_room(struct uniqd_map *m);
-void uniqd_index_left_out(struct uniqd_map *m, u64 hash, u32 idx);
 void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st);
 int uniqd_map_mmap(struct uniqd_map *m, struct vm_area_struct *vma);
 

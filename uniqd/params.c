@@ -98,7 +98,7 @@ static struct uniqd_bounded uniqd_max_user_bytes_b = {
 };
 module_param_cb(max_user_bytes, &uniqd_bounded_ops, &uniqd_max_user_bytes_b, 0644);
 MODULE_PARM_DESC(max_user_bytes,
-		 "Arena bytes one user's calls may have added to all pools alive, charged up its user namespaces (4096..2^40, default 256 MiB)");
+		 "Record bytes one user's calls may have added to all pools alive, charged up its user namespaces (4096..2^40, default 256 MiB)");
 
 unsigned long long uniqd_max_user_entries = 1ULL << 21;
 static struct uniqd_bounded uniqd_max_user_entries_b = {
@@ -111,7 +111,7 @@ MODULE_PARM_DESC(max_user_entries,
 unsigned long long uniqd_max_pool_bytes = 1ULL << 30;
 module_param_named(max_pool_bytes, uniqd_max_pool_bytes, ullong, 0444);
 MODULE_PARM_DESC(max_pool_bytes,
-		 "Largest and default max_bytes (arena bytes) of a pool (4096..2^40, default 1 GiB)");
+		 "Largest and default max_bytes (record bytes) of a pool (4096..2^40, default 1 GiB)");
 
 unsigned long long uniqd_max_pool_entries = 1ULL << 24;
 module_param_named(max_pool_entries, uniqd_max_pool_entries, ullong, 0444);

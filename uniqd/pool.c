@@ -24,7 +24,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
-#include "keys.h"
+#include "hash.h"
 #include "pool.h"
 #include "quota.h"
 #include "trace.h"
@@ -34,7 +34,9 @@
  * next one. uniqd_pools_mutex guards uniqd_pools (and each pool's node in
  * it), uniqd_nr_pools, the stores into uniqd_pool_ids (its loads need only
  * RCU), uniqd_next_pool_id and each pool's revoked flag; the helpers called
- * with it held assert it. Nothing that allocates a pool runs under it.
+ * with it held assert it. Nothing that allocates a pool runs under it,
+ * and no pool lock is taken under it (design.rst, "Locking", the one place
+ * the lock order is written).
  */
 static DEFINE_MUTEX(uniqd_pools_mutex);
 static DEFINE_HASHTABLE(uniqd_pools, 8);
@@ -149,9 +151,9 @@ static void uniqd_pool_classes_free(struct uniqd_pool *pool)
 	unsigned long id;
 
 	xa_for_each(&pool->classes, id, cls) {
-		if (cls->left_out) {
-			uniqd_table_destroy(cls->left_out);
-			kfree(cls->left_out);
+		if (cls->kernel_only) {
+			uniqd_table_destroy(cls->kernel_only);
+			kfree(cls->kernel_only);
 		}
 		kfree(cls);
 		cond_resched();
@@ -168,9 +170,9 @@ static void uniqd_pool_free(struct uniqd_pool *pool)
 	uniqd_table_destroy(&pool->names);
 	uniqd_map_destroy(&pool->map);
 	if (!IS_ERR_OR_NULL(pool->hash_tfm))
-		uniqd_keys_tfm_free(pool->hash_tfm);
+		uniqd_hash_tfm_free(pool->hash_tfm);
 	if (!IS_ERR_OR_NULL(pool->digest_tfm))
-		uniqd_keys_tfm_free(pool->digest_tfm);
+		uniqd_hash_tfm_free(pool->digest_tfm);
 	free_percpu(pool->stats);
 	mutex_destroy(&pool->class_mutex);
 	if (pool->ipc_ns)
@@ -198,7 +200,7 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	pool->max_classes = req->max_classes ?: uniqd_max_pool_classes;
 	xa_init_flags(&pool->classes, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	mutex_init(&pool->class_mutex);
-	atomic64_set(&pool->arena_bytes, 0);
+	atomic64_set(&pool->reserved_bytes, 0);
 	atomic64_set(&pool->kernel_bytes, 0);
 	atomic_set(&pool->nr_classes, 0);
 	pool->name_len = req->name_len;
@@ -219,12 +221,12 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 				       GFP_KERNEL_ACCOUNT);
 	if (!pool->stats)
 		goto fail;
-	pool->hash_tfm = uniqd_keys_tfm_keyed();
+	pool->hash_tfm = uniqd_hash_tfm_keyed();
 	if (IS_ERR(pool->hash_tfm)) {
 		ret = PTR_ERR(pool->hash_tfm);
 		goto fail;
 	}
-	pool->digest_tfm = uniqd_keys_tfm_plain();
+	pool->digest_tfm = uniqd_hash_tfm_plain();
 	if (IS_ERR(pool->digest_tfm)) {
 		ret = PTR_ERR(pool->digest_tfm);
 		goto fail;
@@ -405,7 +407,7 @@ void uniqd_pool_put(struct uniqd_pool *pool)
 	mutex_unlock(&uniqd_pools_mutex);
 	trace_uniqd_pool_destroy(pool->id, READ_ONCE(pool->nr_entries),
 				 READ_ONCE(pool->content_bytes),
-				 atomic64_read(&pool->arena_bytes));
+				 atomic64_read(&pool->reserved_bytes));
 	uniqd_pool_free(pool);
 }
 
@@ -424,8 +426,8 @@ static void uniqd_pool_counts(struct uniqd_pool *pool, struct uniqd_stats *st)
 		st->misses += READ_ONCE(s->misses);
 	}
 	xa_for_each(&pool->classes, id, cls) {
-		/* Pairs with the release in uniqd_entry_kernel(). */
-		struct uniqd_table *t = smp_load_acquire(&cls->left_out);
+		/* Pairs with the release in uniqd_entry_make_kernel_only(). */
+		struct uniqd_table *t = smp_load_acquire(&cls->kernel_only);
 		u32 slots;
 
 		if (!t)
@@ -438,7 +440,7 @@ static void uniqd_pool_counts(struct uniqd_pool *pool, struct uniqd_stats *st)
 	st->table_bytes += uniqd_table_bytes(st->class_slots);
 	st->entries = READ_ONCE(pool->nr_entries);
 	st->bytes = READ_ONCE(pool->content_bytes);
-	st->arena_bytes = atomic64_read(&pool->arena_bytes);
+	st->arena_bytes = atomic64_read(&pool->reserved_bytes);
 	st->kernel_bytes = atomic64_read(&pool->kernel_bytes);
 	st->max_bytes = pool->max_bytes;
 	st->max_entries = pool->max_entries;

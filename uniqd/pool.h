@@ -23,16 +23,16 @@ struct ipc_namespace;
 
 /*
  * A class: its name record and the kernel-only part of its level-2 table
- * (entry.c: the entries the mapped index left out). Published once in
- * pool->classes and never changed or freed before the pool.
+ * (entry.c: its kernel-only entries, not in the mapped index). Published
+ * once in pool->classes and never changed or freed before the pool.
  * (Not "struct uniqd_class": the uapi header has that name.)
  */
 struct uniqd_kclass {
 	/*
-	 * Its entries the index left out: NULL until the first one. Set
+	 * Its kernel-only entries: NULL until the first one. Set
 	 * once under map.lock with release; read with acquire, no lock.
 	 */
-	struct uniqd_table *left_out;
+	struct uniqd_table *kernel_only;
 	struct uniqd_pool *pool;
 	u32 id;
 	struct uniqd_rec *name;		/* data = the name, idx = id */
@@ -72,13 +72,16 @@ struct uniqd_pool {
 	/*
 	 * Class registration, one at a time: guards the inserts into names
 	 * and classes and nr_classes' increments. Lookups take no lock (RCU).
+	 * Never held with map.lock; what nests under it: design.rst,
+	 * "Locking", the one place the lock order is written.
 	 */
 	struct mutex class_mutex;
 	struct uniqd_table names;	/* level 1: class names */
 	/* What processes mmap(): every entry, and level 2's one table. */
 	struct uniqd_map map;
 
-	atomic64_t arena_bytes;		/* reserved record bytes (max_bytes) */
+	/* Record bytes reserved against max_bytes (STATS.arena_bytes). */
+	atomic64_t reserved_bytes;
 	/* kmalloc()ed: classes, names, kernel-only records (STATS) */
 	atomic64_t kernel_bytes;
 	/*
@@ -118,18 +121,18 @@ static inline struct uniqd_pool *uniqd_file_pool(struct uniqd_file *uf)
 /* Reserve @size bytes against max_bytes; never goes above it. */
 static inline bool uniqd_pool_reserve(struct uniqd_pool *pool, u64 size)
 {
-	s64 old = atomic64_read(&pool->arena_bytes);
+	s64 old = atomic64_read(&pool->reserved_bytes);
 
 	do {
 		if (old + size > pool->max_bytes)
 			return false;
-	} while (!atomic64_try_cmpxchg(&pool->arena_bytes, &old, old + size));
+	} while (!atomic64_try_cmpxchg(&pool->reserved_bytes, &old, old + size));
 	return true;
 }
 
 static inline void uniqd_pool_unreserve(struct uniqd_pool *pool, u64 size)
 {
-	atomic64_sub(size, &pool->arena_bytes);
+	atomic64_sub(size, &pool->reserved_bytes);
 }
 
 /* Handles: the pool id above, the entry's index below. */

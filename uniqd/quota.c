@@ -40,10 +40,11 @@ struct uniqd_user {
 
 /*
  * uniqd_quota_lock guards uniqd_users, every struct uniqd_user, every
- * pool's charges list and every struct uniqd_charge. Taken alone, under
- * pool->class_mutex (class registration) or under map->lock (entries
- * created one by one); the innermost lock: nothing is taken under it and
- * nothing under it sleeps (design.rst, "Locking", has the whole order).
+ * pool's charges list and every struct uniqd_charge. A spinlock, and the
+ * innermost lock: nothing is taken under it and nothing under it sleeps
+ * (uniqd_charge_add() allocates with it dropped). Which locks it is
+ * taken under, and when alone: design.rst, "Locking", the one place the
+ * lock order is written.
  */
 static DEFINE_SPINLOCK(uniqd_quota_lock);
 static DEFINE_HASHTABLE(uniqd_users, 6);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * uniqd: the kernel-only hash table (class names per pool, and per class
- * the entries the mapped index left out): the kernel's rhashtable, keyed by the record's 64-bit
- * keyed-BLAKE3 hash and its bytes, with one addition: a record becomes
- * visible to lookups only once it is published (see table.c). Readers only
- * take rcu_read_lock(); writers take the table's spinlock. Records are never
- * removed.
+ * its kernel-only entries, not in the mapped index): the kernel's
+ * rhashtable, keyed by the record's 64-bit keyed-BLAKE3 hash and its bytes,
+ * with one addition: a record becomes visible to lookups only once it is
+ * published (see table.c). Readers only take rcu_read_lock(); writers take
+ * the table's spinlock. Records are never removed.
  */
 #ifndef UNIQD_TABLE_H
 #define UNIQD_TABLE_H
@@ -16,8 +16,8 @@
 #include <linux/types.h>
 
 /*
- * A record: the kernel's own view of a class name or of an entry the
- * mapped index left out (entry.c), never mapped. Its content (hash, idx,
+ * A record: the kernel's own view of a class name or of a kernel-only
+ * entry (entry.c), never mapped. Its content (hash, idx,
  * class_id, len, data) is written completely before it is inserted and
  * never changed after; node is rhashtable's link and flags only ever gains
  * UNIQD_REC_PUBLISHED. In a class's table, idx is the entry's index (the
@@ -48,10 +48,13 @@ struct uniqd_rec {
 
 struct uniqd_table {
 	/*
-	 * Writers: insert and publish; a reader only takes and drops it to
-	 * wait out a publication. Under map->lock (a class's left-out
-	 * table) or pool->class_mutex (the class names); only rhashtable's
-	 * bucket lock is taken under it, and nothing under it sleeps.
+	 * Writers: insert and publish, under it. A reader takes and drops it
+	 * only to wait out a publication, with nothing taken in between. A
+	 * spinlock: nothing under it sleeps or allocates but atomically, and
+	 * no path holds two tables' locks. Under it: rhashtable's bucket lock
+	 * and the publish hook (for the class names, an xa_store() into
+	 * pool->classes). Where it nests: design.rst, "Locking", the one
+	 * place the lock order is written.
 	 */
 	spinlock_t lock;
 	struct rhashtable ht;

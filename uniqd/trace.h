@@ -75,19 +75,20 @@ TRACE_EVENT(uniqd_pool_create,
 );
 
 TRACE_EVENT(uniqd_pool_destroy,
-	TP_PROTO(u32 id, u64 entries, u64 content_bytes, u64 arena_bytes),
-	TP_ARGS(id, entries, content_bytes, arena_bytes),
+	TP_PROTO(u32 id, u64 entries, u64 content_bytes, u64 reserved_bytes),
+	TP_ARGS(id, entries, content_bytes, reserved_bytes),
 	TP_STRUCT__entry(
 		__field(u32, id)
 		__field(u64, entries)
 		__field(u64, content_bytes)
+		/* pool->reserved_bytes, named as STATS (the ABI) names it */
 		__field(u64, arena_bytes)
 	),
 	TP_fast_assign(
 		__entry->id = id;
 		__entry->entries = entries;
 		__entry->content_bytes = content_bytes;
-		__entry->arena_bytes = arena_bytes;
+		__entry->arena_bytes = reserved_bytes;
 	),
 	TP_printk("pool=%u entries=%llu content_bytes=%llu bytes=%llu",
 		  __entry->id, __entry->entries, __entry->content_bytes,

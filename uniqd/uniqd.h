@@ -22,7 +22,11 @@ struct uniqd_file {
 	 * every other command reads it with smp_load_acquire() and no lock.
 	 */
 	struct uniqd_pool *pool;
-	struct mutex attach_lock;	/* serialises ATTACH, guards the store */
+	/*
+	 * Serialises ATTACH, guards the store. The outermost lock
+	 * (design.rst, "Locking", the one place the lock order is written).
+	 */
+	struct mutex attach_lock;
 	/* Its f_mapping becomes the pool's at ATTACH (uniqd_map_mapping()). */
 	struct file *file;
 };
@@ -56,5 +60,6 @@ extern unsigned long long uniqd_max_user_entries;
 int uniqd_params_check(void);
 
 long uniqd_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+int uniqd_intern(struct uniqd_pool *pool, struct uniqd_key *k, bool create);
 
 #endif /* UNIQD_UNIQD_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What a table key costs uniqd: INTERN hashes every key with the pool's
- * keyed "blake3" tfm through the crypto API (uniqd_keys_hash() of
- * uniqd/keys.c, compiled in: a descriptor on the stack,
+ * keyed "blake3" tfm through the crypto API (uniqd_hash_64() of
+ * uniqd/hash.c, compiled in: a descriptor on the stack,
  * crypto_shash_digest(), shash_desc_zero(), the first 8 of 32 bytes).
  * Against the same BLAKE3 called directly (uniqd/blake3.c is compiled in
  * too), asked for the 8 bytes it needs, and against the kernel's
@@ -22,7 +22,7 @@
 
 #include "bench.h"
 #include "blake3.h"
-#include "keys.h"
+#include "hash.h"
 
 #define UB_KH_SLICE_NS	(2 * NSEC_PER_MSEC)
 
@@ -48,7 +48,7 @@ static int ub_kh_burst(struct ub_kh_ctx *c, enum ub_kh how, unsigned int len,
 	for (i = 0; i < count && !ret; i++) {
 		switch (how) {
 		case UB_KH_API:
-			ret = uniqd_keys_hash(c->tfm, c->buf, len, &h);
+			ret = uniqd_hash_64(c->tfm, c->buf, len, &h);
 			break;
 		case UB_KH_DIRECT: {
 			__le64 le;
@@ -94,7 +94,7 @@ int ub_keyhash_run(void)
 		u64 a = 0, b = 0;
 		__le64 le = 0;
 
-		ret = uniqd_keys_hash(c->tfm, c->buf, 16, &a) ?:
+		ret = uniqd_hash_64(c->tfm, c->buf, 16, &a) ?:
 		      uniqd_blake3_hash(c->key, c->buf, 16, (u8 *)&le, sizeof(le));
 		b = le64_to_cpu(le);
 		UB_OUT("keyhash-agree ok=%d", !ret && a == b);

@@ -9,7 +9,7 @@
  * Keys: ub_nkeys present and as many absent ones, 4..32 bytes of identifier
  * characters whose last four encode the key's number (so all differ),
  * hashed once before anything is timed with uniqd's own table-key function
- * (uniqd_keys_hash() of keys.c, compiled in: keyed BLAKE3 through the
+ * (uniqd_hash_64() of hash.c, compiled in: keyed BLAKE3 through the
  * crypto API) or, without uniqd loaded, keyed SipHash. No table hashes: each gets the 64-bit hash as input.
  *
  * Records: each table has its own copy of every record, packed in one array
@@ -47,7 +47,7 @@
 
 #include "bench.h"
 #include "bench_oa_table.h"
-#include "keys.h"
+#include "hash.h"
 #include "table.h"
 
 struct ub_key {
@@ -226,15 +226,15 @@ static int ub_setup(u32 n)
 			ub_arena_bytes[impl] += ub_rec_size(impl, len);
 	}
 
-	/* The hashes: uniqd's table keys (keys.c), else SipHash. */
-	tfm = uniqd_keys_tfm_keyed();
+	/* The hashes: uniqd's table keys (hash.c), else SipHash. */
+	tfm = uniqd_hash_tfm_keyed();
 	how = IS_ERR(tfm) ? "siphash" : "blake3-keyed";
 	get_random_bytes(&skey, sizeof(skey));
 	for (i = 0; i < 2 * n; i++) {
 		const u8 *p = ub_kbytes + ub_keys[i].off;
 
 		if (!IS_ERR(tfm)) {
-			ret = uniqd_keys_hash(tfm, p, ub_keys[i].len,
+			ret = uniqd_hash_64(tfm, p, ub_keys[i].len,
 					      &ub_keys[i].hash);
 			if (ret)
 				break;
@@ -245,7 +245,7 @@ static int ub_setup(u32 n)
 			cond_resched();
 	}
 	if (!IS_ERR(tfm))
-		uniqd_keys_tfm_free(tfm);
+		uniqd_hash_tfm_free(tfm);
 	memzero_explicit(&skey, sizeof(skey));
 	if (ret)
 		return ret;

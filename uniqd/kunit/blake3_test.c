@@ -5,7 +5,7 @@
  * on x86-64, sse41, avx2, avx512): every official test vector in hash and
  * keyed_hash mode through every driver, one-shot, streamed in uneven
  * pieces and with finup(); "blake3" is the best driver; setkey,
- * export/import and the streaming bound. Then keys.c,
+ * export/import and the streaming bound. Then hash.c,
  * which derives the table keys and DIGEST from it.
  *
  * blake3_vectors.h is tests/blake3_vectors.h (tools/b3sum/gen_vectors.py's
@@ -27,7 +27,7 @@
 
 #include "../blake3/blake3.h"
 #include "blake3_vectors.h"
-#include "keys.h"
+#include "hash.h"
 
 /* Input byte i of every vector is i % 251; long enough for every case here. */
 #define UK_INPUT_LEN	(320 * 1024)
@@ -339,30 +339,30 @@ static struct kunit_suite uniqd_blake3_suite = {
 	.test_cases = uniqd_blake3_cases,
 };
 
-/* ---- keys.c: table keys and DIGEST -------------------------------------- */
+/* ---- hash.c: table keys and DIGEST -------------------------------------- */
 
-static void uk_free_keys_tfm(void *tfm)
+static void uk_free_hash_tfm(void *tfm)
 {
-	uniqd_keys_tfm_free(tfm);
+	uniqd_hash_tfm_free(tfm);
 }
 
-static struct crypto_shash *uk_keys_tfm(struct kunit *test, bool keyed)
+static struct crypto_shash *uk_hash_tfm(struct kunit *test, bool keyed)
 {
 	struct crypto_shash *tfm;
 
-	tfm = keyed ? uniqd_keys_tfm_keyed() : uniqd_keys_tfm_plain();
+	tfm = keyed ? uniqd_hash_tfm_keyed() : uniqd_hash_tfm_plain();
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, tfm);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, uk_free_keys_tfm,
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, uk_free_hash_tfm,
 							tfm), 0);
 	return tfm;
 }
 
-static void keys_check(struct kunit *test)
+static void hash_check(struct kunit *test)
 {
-	struct crypto_shash *tfm = uk_keys_tfm(test, false);
+	struct crypto_shash *tfm = uk_hash_tfm(test, false);
 	u8 want[32], out[32];
 
-	KUNIT_EXPECT_EQ(test, uniqd_keys_check(), 0);
+	KUNIT_EXPECT_EQ(test, uniqd_hash_check(), 0);
 	/* The plain tfm is BLAKE3's hash mode. */
 	uk_unhex(test, blake3_vectors[5].hash, want);
 	KUNIT_ASSERT_EQ(test, crypto_shash_tfm_digest(tfm, uk_input,
@@ -372,23 +372,23 @@ static void keys_check(struct kunit *test)
 }
 
 /* A table key is the first 8 bytes (LE) of the pool-keyed BLAKE3. */
-static void keys_hash_is_keyed_prefix(struct kunit *test)
+static void hash_hash_is_keyed_prefix(struct kunit *test)
 {
-	struct crypto_shash *k1 = uk_keys_tfm(test, true);
-	struct crypto_shash *k2 = uk_keys_tfm(test, true);
+	struct crypto_shash *k1 = uk_hash_tfm(test, true);
+	struct crypto_shash *k2 = uk_hash_tfm(test, true);
 	static const u32 lens[] = { 0, 1, 64, 1025, 70000 };
 	unsigned int i;
 	u64 h1, h2;
 	u8 out[32];
 
 	for (i = 0; i < ARRAY_SIZE(lens); i++) {
-		KUNIT_ASSERT_EQ(test, uniqd_keys_hash(k1, uk_input, lens[i], &h1),
+		KUNIT_ASSERT_EQ(test, uniqd_hash_64(k1, uk_input, lens[i], &h1),
 				0);
 		KUNIT_ASSERT_EQ(test, crypto_shash_tfm_digest(k1, uk_input,
 							      lens[i], out), 0);
 		KUNIT_EXPECT_EQ(test, h1, uk_le64(out));
 		/* Each pool has its own random key. */
-		KUNIT_ASSERT_EQ(test, uniqd_keys_hash(k2, uk_input, lens[i], &h2),
+		KUNIT_ASSERT_EQ(test, uniqd_hash_64(k2, uk_input, lens[i], &h2),
 				0);
 		KUNIT_EXPECT_NE(test, h1, h2);
 		/* Not the unkeyed hash either. */
@@ -398,10 +398,10 @@ static void keys_hash_is_keyed_prefix(struct kunit *test)
 }
 
 /* DIGEST = BLAKE3(le32(name_len) || name || content), contents of any size. */
-static void keys_digest_layout(struct kunit *test)
+static void hash_digest_layout(struct kunit *test)
 {
 	static const u32 lens[] = { 0, 5, 1024, 300000 };
-	struct crypto_shash *tfm = uk_keys_tfm(test, false);
+	struct crypto_shash *tfm = uk_hash_tfm(test, false);
 	static const char name[] = "c-identifiers";
 	const u32 nl = sizeof(name) - 1;
 	u8 want[32], out[32];
@@ -419,25 +419,25 @@ static void keys_digest_layout(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, crypto_shash_tfm_digest(tfm, buf,
 							      4 + nl + lens[i],
 							      want), 0);
-		KUNIT_ASSERT_EQ(test, uniqd_keys_digest(tfm, name, nl, uk_input,
+		KUNIT_ASSERT_EQ(test, uniqd_hash_digest(tfm, name, nl, uk_input,
 							lens[i], out), 0);
 		KUNIT_EXPECT_MEMEQ_MSG(test, out, want, 32, "content of %u",
 				       lens[i]);
 	}
 }
 
-static struct kunit_case uniqd_keys_cases[] = {
-	KUNIT_CASE(keys_check),
-	KUNIT_CASE(keys_hash_is_keyed_prefix),
-	KUNIT_CASE(keys_digest_layout),
+static struct kunit_case uniqd_hash_cases[] = {
+	KUNIT_CASE(hash_check),
+	KUNIT_CASE(hash_hash_is_keyed_prefix),
+	KUNIT_CASE(hash_digest_layout),
 	{}
 };
 
-static struct kunit_suite uniqd_keys_suite = {
-	.name = "uniqd_keys",
+static struct kunit_suite uniqd_hash_suite = {
+	.name = "uniqd_hash",
 	.suite_init = uk_blake3_suite_init,
 	.suite_exit = uk_blake3_suite_exit,
-	.test_cases = uniqd_keys_cases,
+	.test_cases = uniqd_hash_cases,
 };
 
-kunit_test_suites(&uniqd_blake3_suite, &uniqd_keys_suite);
+kunit_test_suites(&uniqd_blake3_suite, &uniqd_hash_suite);

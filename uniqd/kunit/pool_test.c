@@ -21,6 +21,7 @@
 #include "entry.h"
 #include "map.h"
 #include "pool.h"
+#include "uniqd.h"
 #include "uniqd_kunit.h"
 
 #define UK_UBUF_LEN	(128 * 1024)
@@ -100,6 +101,30 @@ static void __user *uk_user_buf(struct kunit *test)
 	return (void __user *)addr;
 }
 
+/*
+ * INTERN (@create) or LOOKUP of @len bytes at @udata (user memory), as the
+ * ioctl does it (ioctl.c copies every key's content).
+ */
+static int uk_intern_user(const void __user *udata, struct uniqd_pool *pool,
+			  struct uniqd_kclass *cls, u32 len, bool create,
+			  u64 *handle, bool *created)
+{
+	struct uniqd_key k = {
+		.class_id = cls->id,
+		.len = len,
+		.data = (u64)(uintptr_t)udata,
+	};
+	int ret;
+
+	*created = false;
+	ret = uniqd_intern(pool, &k, create);
+	if (ret)
+		return ret;
+	*handle = k.handle;
+	*created = k.status & UNIQD_STATUS_NEW;
+	return 0;
+}
+
 /* INTERN (@create) or LOOKUP @len bytes at @data, through @ubuf. */
 static int uk_intern(void __user *ubuf, struct uniqd_pool *pool,
 		     struct uniqd_kclass *cls, const void *data, u32 len,
@@ -107,7 +132,7 @@ static int uk_intern(void __user *ubuf, struct uniqd_pool *pool,
 {
 	if (WARN_ON(len > UK_UBUF_LEN) || copy_to_user(ubuf, data, len))
 		return -EFAULT;
-	return uniqd_intern(pool, cls, ubuf, len, create, handle, created);
+	return uk_intern_user(ubuf, pool, cls, len, create, handle, created);
 }
 
 /* Key @k: "key-<k>" and a tail of k % 50 bytes. */
@@ -533,11 +558,11 @@ static void intern_bad_pointer(struct kunit *test)
 	u64 h;
 
 	memset(big, 'b', sizeof(big));
-	/* Short content is copied to the stack, longer to the heap. */
-	KUNIT_EXPECT_EQ(test, uniqd_intern(pool, cls, (void __user *)8, 5, true,
-					   &h, &created), -EFAULT);
-	KUNIT_EXPECT_EQ(test, uniqd_intern(pool, cls, (void __user *)8,
-					   sizeof(big), true, &h, &created),
+	/* ioctl.c copies short content to the stack, longer to the heap. */
+	KUNIT_EXPECT_EQ(test, uk_intern_user((void __user *)8, pool, cls, 5,
+					     true, &h, &created), -EFAULT);
+	KUNIT_EXPECT_EQ(test, uk_intern_user((void __user *)8, pool, cls,
+					     sizeof(big), true, &h, &created),
 			-EFAULT);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, 0ULL);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).arena_bytes, UNIQD_REC_SIZE(1));
@@ -549,7 +574,7 @@ static void intern_bad_pointer(struct kunit *test)
 /*
  * 2000 entries in one class: the one table (the mapped index) grows 1024 ->
  * 4096 slots, and the class has a kernel-only table only if a full window
- * left one of its entries out;
+ * made one of its entries kernel-only;
  * handles are dense and every one still resolves and is found again.
  */
 static void intern_level2_growth(struct kunit *test)
@@ -575,7 +600,7 @@ static void intern_level2_growth(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).map_indexed +
 			      uk_stats(pool).map_overflow, (u64)n);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).table_slots,
-			cls->left_out ? uniqd_table_size(cls->left_out) : 0);
+			cls->kernel_only ? uniqd_table_size(cls->kernel_only) : 0);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).entries, (u64)n);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).bytes, content);
 	for (k = 0; k < n; k++) {
@@ -996,8 +1021,8 @@ static void map_index_growth(struct kunit *test)
 			first = READ_ONCE(m->hdr->index);
 		/*
 		 * The insert that grew the index gave the first array back.
-		 * (Not at a fixed k: an entry left out by a full window grows
-		 * it later.)
+		 * (Not at a fixed k: an entry made kernel-only by a full
+		 * window grows it later.)
 		 */
 		if (!retired && READ_ONCE(m->hdr->index) != first)
 			retired = true;
@@ -1097,63 +1122,64 @@ static void map_unpublished_never_written(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, nonzero, 0U);
 }
 
-static int uk_out_ok(void *ctx, u32 idx)
-{
-	return 0;
-}
-
-static int uk_out_fail(void *ctx, u32 idx)
-{
-	return -ENOMEM;
-}
-
 /*
  * A growth that fails after its array was allocated gives the array back
  * and takes its offsets again: memory, index_bytes and the index region are
  * as before, and the next growth uses the same offsets. (Before 1.7 each
  * failure kept its array and burned its offsets, so one failure capped the
- * index at half its size.) The growth is made to fail by an entry it must
- * leave out and a hand-off that fails: 17 slots of one tag, placed by hand.
+ * index at half its size.) The growth is made to fail by an entry that is
+ * kernel-only in its array and a hand-off that fails: 17 slots of one tag,
+ * placed by hand.
  */
 static void map_failed_growth_gives_back(struct kunit *test)
 {
 	struct uniqd_pool *pool = uk_pool(test, "map-growfail", 0, 0, 0);
 	struct uniqd_map *m = &pool->map;
-	u64 word, bytes, index_bytes, tag = 100, *slot;
+	struct uniqd_index *ix = &m->index;
+	u64 word, bytes, index_bytes, tag = 100;
+	struct uniqd_index_growth g;
 	pgoff_t next;
 	u32 i, half;
 
 	mutex_lock(&m->lock);
 	/* The first array, then 17 entries whose window holds 16. */
-	slot = uniqd_index_reserve(m, 0, uk_out_ok, NULL);
-	KUNIT_ASSERT_NOT_NULL(test, slot);
-	m->slots[0] = tag << 32 | 1;
+	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, &g));
+	KUNIT_EXPECT_EQ(test, g.nkernel_only, 0U);
+	uniqd_index_grow_end(m, &g);
+	KUNIT_ASSERT_NOT_NULL(test, uniqd_index_reserve(m, 0));
+	ix->slots[0] = tag << 32 | 1;
 	for (i = 0; i < UNIQD_MAP_PROBE; i++)
-		m->slots[tag + i] = tag << 32 | (i + 2);
-	half = 1U << (m->log2 - 1);
-	m->indexed = half;
+		ix->slots[tag + i] = tag << 32 | (i + 2);
+	half = 1U << (ix->log2 - 1);
+	ix->indexed = half;
 	word = m->hdr->index;
 	next = m->index_next;
 	bytes = m->bytes;
-	index_bytes = m->index_bytes;
+	index_bytes = ix->bytes;
 
-	/* More than half full: this grows, and the growth fails. */
-	uniqd_index_reserve(m, 7ULL << 32, uk_out_fail, NULL);
+	/*
+	 * More than half full: a growth is due, and it leaves one entry out,
+	 * whose hand-off to a kernel-only table fails.
+	 */
+	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, &g));
+	KUNIT_EXPECT_EQ(test, g.nkernel_only, 1U);
+	uniqd_index_grow_abort(m, &g, -ENOMEM);
 	KUNIT_EXPECT_EQ(test, m->hdr->index, word);
 	KUNIT_EXPECT_EQ(test, m->index_next, next);
 	KUNIT_EXPECT_EQ(test, m->bytes, bytes);
-	KUNIT_EXPECT_EQ(test, m->index_bytes, index_bytes);
-	KUNIT_EXPECT_EQ(test, m->nspill, 0U);
+	KUNIT_EXPECT_EQ(test, ix->bytes, index_bytes);
+	KUNIT_EXPECT_EQ(test, ix->nkernel_only, 0U);
 	/* Given back: no page at the failed array's first offset. */
 	KUNIT_EXPECT_NULL(test, xa_load(&m->pages, next));
 
 	/* Again, and it works: in the same offsets. */
-	uniqd_index_reserve(m, 7ULL << 32, uk_out_ok, NULL);
+	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, &g));
+	uniqd_index_grow_end(m, &g);
 	KUNIT_EXPECT_NE(test, m->hdr->index, word);
 	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_OFF(m->hdr->index) >> PAGE_SHIFT,
 			(u64)next);
 	KUNIT_EXPECT_EQ(test, m->index_next,
-			next + DIV_ROUND_UP(sizeof(u64) << m->log2, PAGE_SIZE));
+			next + DIV_ROUND_UP(sizeof(u64) << ix->log2, PAGE_SIZE));
 	mutex_unlock(&m->lock);
 }
 

@@ -2,8 +2,8 @@
 /*
  * uniqd: hashing through the kernel crypto API.
  */
-#ifndef UNIQD_KEYS_H
-#define UNIQD_KEYS_H
+#ifndef UNIQD_HASH_H
+#define UNIQD_HASH_H
 
 #include <linux/types.h>
 #include <uapi/linux/uniqd.h>
@@ -14,14 +14,14 @@ struct crypto_shash;
 #define UNIQD_HASH_ALG		"blake3"
 #define UNIQD_HASH_KEY_SIZE	32
 
-int uniqd_keys_check(void);
-struct crypto_shash *uniqd_keys_tfm_keyed(void);
-struct crypto_shash *uniqd_keys_tfm_plain(void);
-void uniqd_keys_tfm_free(struct crypto_shash *tfm);
-int uniqd_keys_hash(struct crypto_shash *tfm, const void *data, u32 len,
+int uniqd_hash_check(void);
+struct crypto_shash *uniqd_hash_tfm_keyed(void);
+struct crypto_shash *uniqd_hash_tfm_plain(void);
+void uniqd_hash_tfm_free(struct crypto_shash *tfm);
+int uniqd_hash_64(struct crypto_shash *tfm, const void *data, u32 len,
 		    u64 *hash);
-int uniqd_keys_digest(struct crypto_shash *tfm, const void *name,
+int uniqd_hash_digest(struct crypto_shash *tfm, const void *name,
 		      u32 name_len, const void *data, u32 len,
 		      u8 out[UNIQD_DIGEST_SIZE]);
 
-#endif /* UNIQD_KEYS_H */
+#endif /* UNIQD_HASH_H */

@@ -16,9 +16,9 @@
 #include <linux/string.h>
 
 #include "uniqd.h"
-#include "keys.h"
+#include "hash.h"
 
-static struct crypto_shash *uniqd_keys_tfm(void)
+static struct crypto_shash *uniqd_hash_tfm(void)
 {
 	struct crypto_shash *tfm;
 
@@ -33,9 +33,9 @@ static struct crypto_shash *uniqd_keys_tfm(void)
 }
 
 /* At module load: is the hash there and does it have the right shape? */
-int uniqd_keys_check(void)
+int uniqd_hash_check(void)
 {
-	struct crypto_shash *tfm = uniqd_keys_tfm();
+	struct crypto_shash *tfm = uniqd_hash_tfm();
 
 	if (IS_ERR(tfm))
 		return PTR_ERR(tfm);
@@ -44,13 +44,13 @@ int uniqd_keys_check(void)
 }
 
 /* A tfm keyed with fresh random bytes: one per pool, for table keys. */
-struct crypto_shash *uniqd_keys_tfm_keyed(void)
+struct crypto_shash *uniqd_hash_tfm_keyed(void)
 {
 	u8 key[UNIQD_HASH_KEY_SIZE];
 	struct crypto_shash *tfm;
 	int ret;
 
-	tfm = uniqd_keys_tfm();
+	tfm = uniqd_hash_tfm();
 	if (IS_ERR(tfm))
 		return tfm;
 	get_random_bytes(key, sizeof(key));
@@ -64,18 +64,18 @@ struct crypto_shash *uniqd_keys_tfm_keyed(void)
 }
 
 /* An unkeyed tfm, for DIGEST. */
-struct crypto_shash *uniqd_keys_tfm_plain(void)
+struct crypto_shash *uniqd_hash_tfm_plain(void)
 {
-	return uniqd_keys_tfm();
+	return uniqd_hash_tfm();
 }
 
-void uniqd_keys_tfm_free(struct crypto_shash *tfm)
+void uniqd_hash_tfm_free(struct crypto_shash *tfm)
 {
 	crypto_free_shash(tfm);
 }
 
 /* The table key of @len bytes at @data: 64 bits of the keyed hash. */
-int uniqd_keys_hash(struct crypto_shash *tfm, const void *data, u32 len,
+int uniqd_hash_64(struct crypto_shash *tfm, const void *data, u32 len,
 		    u64 *hash)
 {
 	SHASH_DESC_ON_STACK(desc, tfm);
@@ -94,7 +94,7 @@ int uniqd_keys_hash(struct crypto_shash *tfm, const void *data, u32 len,
 }
 
 /* BLAKE3-256 of le32(name_len) || name || data, with an unkeyed @tfm. */
-int uniqd_keys_digest(struct crypto_shash *tfm, const void *name,
+int uniqd_hash_digest(struct crypto_shash *tfm, const void *name,
 		      u32 name_len, const void *data, u32 len,
 		      u8 out[UNIQD_DIGEST_SIZE])
 {
