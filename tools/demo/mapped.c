@@ -31,7 +31,7 @@
 struct result {
 	uint64_t handle[NPROC][NWORDS];
 	uint64_t mapped[NPROC], asked[NPROC], kernel_hits[NPROC];
-	uint64_t left_out;	/* entries the mapped index has no slot for */
+	uint64_t kernel_only;	/* entries the mapped index has no slot for */
 	int failed[NPROC];
 	int done;		/* the others are done: the first may close */
 };
@@ -91,7 +91,7 @@ static void compiler(int p, struct result *r)
 		struct uniqd_stats kst;
 
 		if (!ioctl(uniqd_fd(pool), UNIQD_IOC_STATS, &kst))
-			r->left_out = kst.map_overflow;
+			r->kernel_only = kst.map_overflow;
 		else
 			r->failed[p] = 1;
 	}
@@ -154,10 +154,10 @@ int main(void)
 			same &= r->handle[p][i] == r->handle[0][i];
 		agree += same;
 	}
-	if (r->left_out)
+	if (r->kernel_only)
 		printf("  (%llu of the %d identifiers have no slot in the mapped index: a full\n"
 		       "   probe window; each meeting of those asks the kernel)\n",
-		       (unsigned long long)r->left_out, NWORDS);
+		       (unsigned long long)r->kernel_only, NWORDS);
 	printf("\n  system calls the mapping saved P1 and P2: %llu of %llu lookups; "
 	       "all %d processes agree on %d of %d handles\n\n",
 	       (unsigned long long)saved, (unsigned long long)lookups, NPROC,
@@ -168,15 +168,15 @@ int main(void)
 	}
 	th_case("first meetings were answered by the mapping, not the kernel") {
 		/* All but the entries the index left out, which ask the kernel. */
-		CHECK(!r->failed[0] && r->left_out < 8, "left out %llu",
-		      (unsigned long long)r->left_out);
+		CHECK(!r->failed[0] && r->kernel_only < 8, "kernel-only %llu",
+		      (unsigned long long)r->kernel_only);
 		for (int p = 1; p < NPROC - 1; p++)
-			CHECK(r->mapped[p] == NWORDS - r->left_out &&
-			      r->kernel_hits[p] == r->left_out,
+			CHECK(r->mapped[p] == NWORDS - r->kernel_only &&
+			      r->kernel_hits[p] == r->kernel_only,
 			      "P%d: %llu mapped, kernel hits %llu, left out of the index %llu",
 			      p, (unsigned long long)r->mapped[p],
 			      (unsigned long long)r->kernel_hits[p],
-			      (unsigned long long)r->left_out);
+			      (unsigned long long)r->kernel_only);
 	}
 	th_case("without the mapping every first meeting asks the kernel") {
 		CHECK(r->asked[NPROC - 1] == NWORDS &&
