@@ -3,7 +3,7 @@
  * Host helpers for the VM tests and the benchmarks (Documentation/testing.rst):
  * child processes (credentials, waiting), module parameters, reading and
  * writing sysfs and cgroup files, memory cgroups, rmmod, the UNIQD_NOMAP
- * re-run, the clock. Nothing here speaks to /dev/uniqd: that is
+ * re-run, the clock, a shell command. Nothing here speaks to /dev/uniqd: that is
  * ut_ioctl.h. Header-only, and C++-clean for tests/lib_hpp.cc.
  */
 #ifndef UNIQD_TESTS_LIB_UT_HOST_H
@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,23 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/*
+ * Run the shell command made of @fmt and its arguments (system()): its
+ * exit status, or 128 when the shell did not exit.
+ */
+static inline int __attribute__((format(printf, 1, 2))) ut_sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
 
 /*
  * Wait for the child @pid: its exit status, 128 + the signal that killed

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "lib/ut_host.h"
 #include "cluster.h"
 
 #ifndef UNIQD_FARM
@@ -29,19 +30,6 @@ static char dir[] = "/tmp/uniqd-farm-auth.XXXXXX";
 static int port;
 static pid_t pid;
 
-static int sh(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 static const char *farm(void)
 {
 	return getenv("UNIQD_FARM") ? getenv("UNIQD_FARM") : UNIQD_FARM;
@@ -51,7 +39,7 @@ static const char *farm(void)
  * its stdout and stderr in dir/out and dir/err. */
 static int run_farm(const char *env, const char *args)
 {
-	return sh("env -u REDISCLI_AUTH %s '%s' %s >%s/out 2>%s/err", env, farm(), args, dir, dir);
+	return ut_sh("env -u REDISCLI_AUTH %s '%s' %s >%s/out 2>%s/err", env, farm(), args, dir, dir);
 }
 
 static int file_has(const char *name, const char *s)
@@ -107,7 +95,7 @@ int main(void)
 		_exit(127);
 	}
 	for (int t = 0; t < 50 && !ok; t++) {
-		ok = !sh("REDISCLI_AUTH='s3cret pass' redis-cli -p %d ping 2>/dev/null | grep -q PONG",
+		ok = !ut_sh("REDISCLI_AUTH='s3cret pass' redis-cli -p %d ping 2>/dev/null | grep -q PONG",
 			 port);
 		if (!ok)
 			usleep(100000);
@@ -186,6 +174,6 @@ int main(void)
 out:
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	sh("rm -rf %s", dir);
+	ut_sh("rm -rf %s", dir);
 	return th_finish();
 }

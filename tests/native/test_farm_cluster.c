@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "lib/ut_host.h"
 #include "cluster.h"
 
 #define NODES	3
@@ -52,22 +53,11 @@ static pid_t start_node(int i)
 	return pid;
 }
 
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 /* Waits (10 s at most) until node @i says the cluster is ok. */
 static int cluster_ok(int i)
 {
 	for (int t = 0; t < 100; t++) {
-		if (!sh("redis-cli -p %d cluster info 2>/dev/null | grep -q '^cluster_state:ok'",
+		if (!ut_sh("redis-cli -p %d cluster info 2>/dev/null | grep -q '^cluster_state:ok'",
 			port0 + i))
 			return 1;
 		usleep(100000);
@@ -78,7 +68,7 @@ static int cluster_ok(int i)
 static int pings(int i)
 {
 	for (int t = 0; t < 50; t++) {
-		if (!sh("redis-cli -p %d ping >/dev/null 2>&1", port0 + i))
+		if (!ut_sh("redis-cli -p %d ping >/dev/null 2>&1", port0 + i))
 			return 1;
 		usleep(100000);
 	}
@@ -92,7 +82,7 @@ static void stop_all(void)
 			kill(pids[i], SIGKILL);
 			waitpid(pids[i], NULL, 0);
 		}
-	sh("rm -rf %s", dir);
+	ut_sh("rm -rf %s", dir);
 }
 
 static char keys[KEYS][32];
@@ -140,7 +130,7 @@ int main(void)
 	th_case("three redis-server nodes form a cluster") {
 		CHECK(ok, "a node did not start (is redis-server installed? tools/deps.sh)");
 		if (ok)
-			ok = !sh("redis-cli --cluster create 127.0.0.1:%d 127.0.0.1:%d 127.0.0.1:%d "
+			ok = !ut_sh("redis-cli --cluster create 127.0.0.1:%d 127.0.0.1:%d 127.0.0.1:%d "
 				 "--cluster-replicas 0 --cluster-yes >%s/create.log 2>&1",
 				 port0, port0 + 1, port0 + 2, dir) && cluster_ok(0) &&
 			     cluster_ok(1) && cluster_ok(2);

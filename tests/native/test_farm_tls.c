@@ -29,6 +29,7 @@
 
 #include "fake/uniqd_fake.h"
 #include "harness.h"
+#include "lib/ut_host.h"
 
 #define main farm_main
 #include "../../tools/farm/farm.c"
@@ -54,23 +55,10 @@ static const struct {
 };
 #define NKEYS	(sizeof(tls_keys) / sizeof(tls_keys[0]))
 
-static int shf(const char *fmt, ...)
-{
-	char cmd[2048];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 /* A CA (NAME.crt, NAME.key) in dir. */
 static int make_ca(const char *name)
 {
-	return shf("cd %s && openssl req -x509 -newkey rsa:2048 -nodes -days 1 "
+	return ut_sh("cd %s && openssl req -x509 -newkey rsa:2048 -nodes -days 1 "
 		   "-subj '/CN=uniqd test %s' -keyout %s.key -out %s.crt >>openssl.log 2>&1",
 		   dir, name, name, name);
 }
@@ -79,7 +67,7 @@ static int make_ca(const char *name)
  * SAN), signed by the CA "ca". */
 static int make_server_cert(const char *name, const char *cn, const char *san)
 {
-	return shf("cd %s && openssl req -newkey rsa:2048 -nodes -subj /CN=%s "
+	return ut_sh("cd %s && openssl req -newkey rsa:2048 -nodes -subj /CN=%s "
 		   "-keyout %s.key -out %s.csr >>openssl.log 2>&1 && "
 		   "echo subjectAltName=%s >%s.ext && "
 		   "openssl x509 -req -days 1 -in %s.csr -CA ca.crt -CAkey ca.key "
@@ -138,7 +126,7 @@ static void start_tunnel(int port, int to, const char *cafile)
 static int until(const char *cmd)
 {
 	for (int t = 0; t < 50; t++) {
-		if (!shf("%s", cmd))
+		if (!ut_sh("%s", cmd))
 			return 1;
 		usleep(100000);
 	}
@@ -149,7 +137,7 @@ static int until(const char *cmd)
  * in dir/FILE. */
 static int tls_cli(int port, const char *file, const char *args)
 {
-	return shf("redis-cli --tls --cacert %s/ca.crt -p %d %s >%s/%s 2>&1", dir, port, args,
+	return ut_sh("redis-cli --tls --cacert %s/ca.crt -p %d %s >%s/%s 2>&1", dir, port, args,
 		   dir, file);
 }
 
@@ -298,7 +286,7 @@ int main(void)
 		/* No plain port: CONFIG GET port says 0; TLS's port does not talk plain. */
 		CHECK(!tls_cli(tls_port, "port", "config get port") && file_is("port", "port\n0\n"),
 		      "the server has a plain port");
-		CHECK(shf("redis-cli -p %d ping 2>/dev/null | grep -q PONG", tls_port),
+		CHECK(ut_sh("redis-cli -p %d ping 2>/dev/null | grep -q PONG", tls_port),
 		      "a plain connection to the TLS port was answered");
 	}
 	if (!ok)
@@ -382,6 +370,6 @@ out:
 	if (th_failed)
 		fprintf(stderr, "test_farm_tls: kept %s\n", dir);
 	else
-		shf("rm -rf %s", dir);
+		ut_sh("rm -rf %s", dir);
 	return th_finish();
 }
