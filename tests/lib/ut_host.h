@@ -119,6 +119,24 @@ static inline long long ut_read_ll(const char *path)
 	return v;
 }
 
+/*
+ * Read at most @cap - 1 bytes of the file @path into @buf, NUL-terminated:
+ * the bytes read, or -1 if it cannot be opened.
+ */
+static inline long ut_read_file(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	buf[0] = '\0';
+	if (!f)
+		return -1;
+	n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return (long)n;
+}
+
 /* Write @s to the file @path (cgroup and sysfs knobs); 0 or -1. */
 static inline int ut_write_file(const char *path, const char *s)
 {

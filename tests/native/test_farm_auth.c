@@ -45,17 +45,9 @@ static int run_farm(const char *env, const char *args)
 static int file_has(const char *name, const char *s)
 {
 	char path[256], buf[8192];
-	FILE *f;
-	size_t n;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return strstr(buf, s) != NULL;
+	return ut_read_file(path, buf, sizeof(buf)) >= 0 && strstr(buf, s) != NULL;
 }
 
 static int file_empty(const char *name)

@@ -161,16 +161,10 @@ static int file_lines(const char *file)
 static int file_text(const char *file, const char *want, int has)
 {
 	char path[256], buf[4096];
-	size_t n;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "r");
-	if (!f)
+	if (ut_read_file(path, buf, sizeof(buf)) < 0)
 		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
 	return has ? strstr(buf, want) != NULL : !strcmp(buf, want);
 }
 

@@ -65,15 +65,10 @@ static void memstat(struct memstat *m)
 {
 	char buf[8192];
 	FILE *f;
-	size_t n;
 
 	sync();
-	f = fopen(MYCG "/memory.stat", "r");
-	if (!f)
+	if (ut_read_file(MYCG "/memory.stat", buf, sizeof(buf)) < 0)
 		ub_die("%s/memory.stat: %s", MYCG, strerror(errno));
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
 	m->kernel = field(buf, "kernel");
 	m->slab = field(buf, "slab");
 	m->vmalloc = field(buf, "vmalloc");
