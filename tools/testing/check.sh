@@ -92,6 +92,8 @@ progs=$B/tests
 
 list=$("$top/tools/testing/kernels.sh" $(case " $kernels " in *" debug "*) echo --debug ;; esac)) ||
 	say "not ok host:kernels: cannot list or build the test kernels"
+# The 6.12 kernel's release and build tree: the host-userland guests run on it.
+read -r _ rel612 _ kdir612 < <(awk '$1 == "6.12"' <<< "$list")
 # Every kernel asked for must be in the list.
 for k in $kernels; do
 	[ "$k" = system ] && continue
@@ -101,8 +103,7 @@ done
 
 # Style and sparse once, against the 6.12 tree.
 if [ "$mode" = check ]; then
-	k612=$(awk '$1 == "6.12" { print $4 }' <<< "$list")
-	[ -n "$k612" ] && "$top/tools/testing/lint.sh" "$k612" "$R/host/lint" >> "$host"
+	[ -n "$kdir612" ] && "$top/tools/testing/lint.sh" "$kdir612" "$R/host/lint" >> "$host"
 fi
 
 while read -r name rel img kdir; do
@@ -173,7 +174,6 @@ done <<< "$list"
 # built above. One guest boot; a subset run leaves it out.
 if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 	case " $kernels " in *" 6.12 "*)
-		read -r _ rel612 _ _ < <(awk '$1 == "6.12"' <<< "$list")
 		if [ -n "$rel612" ] && [ -f "$B/kernels/6.12/src/uniqd.ko" ]; then
 			"$top/tools/testing/newcomer-check.sh" "$R/newcomer" \
 				"$B/kernels/6.12/src/uniqd.ko" "$rel612" >"$R/host/newcomer-check.log" 2>&1
@@ -187,7 +187,6 @@ fi
 # python3 (tools/python/tests/guest-pytest.sh in vm/hostfs-guest.sh).
 if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 	case " $kernels " in *" 6.12 "*)
-		read -r _ rel612 _ _ < <(awk '$1 == "6.12"' <<< "$list")
 		if [ -n "$rel612" ] && [ -f "$B/kernels/6.12/src/uniqd.ko" ]; then
 			"$top/tools/testing/vm/hostfs-guest.sh" --name python --module "$B/kernels/6.12/src/uniqd.ko" \
 				--release "$rel612" --out "$R/python" --timeout 600 \
@@ -205,7 +204,6 @@ fi
 # vm/hostfs-guest.sh). make bench runs the whole corpus.
 if [ "$mode" = check ] && [ -z "${UNIQD_TESTS:-}" ]; then
 	case " $kernels " in *" 6.12 "*)
-		read -r _ rel612 _ _ < <(awk '$1 == "6.12"' <<< "$list")
 		corpus=$("$top/tools/testing/mlir_corpus.py" prepare 2>"$R/host/mlir-corpus.log" | tail -n 1)
 		if [ -f "$corpus/list.txt" ] && [ -n "$rel612" ] && [ -f "$B/kernels/6.12/src/uniqd.ko" ]; then
 			"$top/tools/testing/mlir_corpus.py" slice "$corpus" "${UNIQD_MLIR_SLICE:-24}" \
@@ -225,7 +223,6 @@ fi
 # make run's compiler demo (tools/demo/layout/): the host's own gcc with the
 # GCC plugin, in a 6.12 guest on the host's userland (vm/hostfs-guest.sh).
 if [ "$mode" = run ]; then
-	read -r _ rel612 _ kdir612 < <(awk '$1 == "6.12"' <<< "$list")
 	mod=$B/kernels/6.12/src/uniqd.ko
 	case " $kernels " in *" 6.12 "*) ;; *)
 		"$top/tools/build-module.sh" "$kdir612" "$B/kernels/6.12" >"$R/host/build-6.12.log" 2>&1 ||

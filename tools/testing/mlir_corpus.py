@@ -77,9 +77,11 @@ def split_pieces(text):
     return pieces
 
 
-def parses(opt, piece):
-    r = subprocess.run([opt, '-', '-o', os.devnull], input=piece.encode(),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+def parses(opt, args, piece=None, timeout=300):
+    """Whether mlir-opt ARGS (with PIECE on its standard input) exits 0."""
+    r = subprocess.run([opt] + args + ['-o', os.devnull],
+                       input=piece.encode() if piece is not None else None,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout)
     return r.returncode == 0
 
 
@@ -113,10 +115,8 @@ def prepare(a):
     whole = [os.path.join(tests, rel) for rel in files]
     with ThreadPoolExecutor(max_workers=workers) as ex:
         clean = {rel for rel, ok in zip(files, ex.map(
-            lambda f: subprocess.run([a.opt, '--split-input-file', f, '-o', os.devnull],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     timeout=300).returncode == 0, whole)) if ok}
-        keep = list(ex.map(lambda j: j[0] in clean or parses(a.opt, j[2]), jobs))
+            lambda f: parses(a.opt, ['--split-input-file', f]), whole)) if ok}
+        keep = list(ex.map(lambda j: j[0] in clean or parses(a.opt, ['-'], j[2], 120), jobs))
     kept = {}
     total = {}
     for (rel, _, p), k in zip(jobs, keep):
@@ -132,10 +132,8 @@ def prepare(a):
     # splits other than split_pieces() (a marker inside a line), leave out.
     names = sorted(kept)
     with ThreadPoolExecutor(max_workers=workers) as ex:
-        runs = dict(zip(names, ex.map(lambda rel: subprocess.run(
-            [a.opt, '--split-input-file', os.path.join(tmp, 'files', rel), '-o', os.devnull],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            timeout=300).returncode == 0, names)))
+        runs = dict(zip(names, ex.map(lambda rel: parses(
+            a.opt, ['--split-input-file', os.path.join(tmp, 'files', rel)]), names)))
     with open(os.path.join(tmp, 'list.txt'), 'w') as lst:
         for rel in names:
             if runs[rel]:
