@@ -230,7 +230,12 @@ struct uniqd_stats {
  * release semantics after what they cover: load them with acquire.
  */
 #define UNIQD_MAP_MAGIC		0x3170616d64716e75ULL	/* "unqdmap1" */
-#define UNIQD_MAP_VERSION	1
+/*
+ * 2 (1.9): one index per class, found from classes[], and slots that name
+ * the record itself. A reader of another version maps nothing and asks the
+ * kernel (Documentation/userspace-api.rst, "Versions").
+ */
+#define UNIQD_MAP_VERSION	2
 
 /* Slots an entry may sit away from its home slot in the index. */
 #define UNIQD_MAP_PROBE		16
@@ -251,21 +256,36 @@ struct uniqd_map_header {		/* at offset 0, one page */
 	__u64 records_off;		/* region of the records */
 	__u64 records_size;		/* its bytes */
 	__u64 entries_end;		/* published: entries[] readable below */
-	__u64 index;			/* published: the current index */
+	__u64 index_v1;			/* version 1's one index; 0 since 2 */
 	__u64 records_end;		/* published: records readable below */
-	__u64 reserved[16];		/* zero */
+	/* Since version 2: */
+	__u64 classes_off;		/* __u64 classes[id]: a class's index */
+	__u64 classes_cap;		/* slots reserved there (max_classes + 1) */
+	__u64 classes_end;		/* published: classes[] readable below */
+	__u64 reserved[13];		/* zero */
 };
 
 /*
- * header.index: the offset of the current index array in bytes (bits 63..8,
- * a multiple of the page size) and log2 of its slots (bits 5..0); 0 while
- * the pool has no index. A slot is 0 (empty) or (tag << 32 | idx) with tag
- * the high 32 bits of the entry's 64-bit index hash, never 0 with idx. An
- * entry's home slot is tag & (slots - 1); it sits at most UNIQD_MAP_PROBE - 1
- * slots after it (wrapping), else it is not in the mapped index at all.
+ * classes[class_id] (published): the class's current index array, its
+ * offset in bytes (bits 63..8, a multiple of 256) and log2 of its slots
+ * (bits 5..0, at least UNIQD_MAP_INDEX_MIN_LOG2); 0 while the class has no
+ * array. A slot is 0 (empty) or names a record: the high 24 bits of the
+ * entry's index hash (its tag) over the record's offset divided by 8. A
+ * slot whose offset is below records_off names none (an entry being
+ * placed): it is neither empty nor a match. An entry's home slot is
+ * hash & (slots - 1); it sits at most UNIQD_MAP_PROBE - 1 slots after it
+ * (wrapping), else it is not in the mapped index at all.
  */
-#define UNIQD_MAP_INDEX_LOG2(w)	((__u32)((w) & 0x3f))
-#define UNIQD_MAP_INDEX_OFF(w)	((w) & ~0xffULL)
+#define UNIQD_MAP_INDEX_LOG2(w)		((__u32)((w) & 0x3f))
+#define UNIQD_MAP_INDEX_OFF(w)		((w) & ~0xffULL)
+#define UNIQD_MAP_INDEX_MIN_LOG2	5
+#define UNIQD_MAP_TAG_SHIFT		40
+#define UNIQD_MAP_SLOT_TAG(v)		((__u64)(v) >> UNIQD_MAP_TAG_SHIFT)
+#define UNIQD_MAP_SLOT_OFF(v)	\
+	(((__u64)(v) & ((1ULL << UNIQD_MAP_TAG_SHIFT) - 1)) << 3)
+#define UNIQD_MAP_SLOT(hash, off)	\
+	(((__u64)(hash) & ~((1ULL << UNIQD_MAP_TAG_SHIFT) - 1)) | \
+	 ((__u64)(off) >> 3))
 
 /*
  * The index hash (Documentation/userspace-api.rst, "The index hash", says
@@ -316,8 +336,8 @@ static __inline__ __u64 uniqd_map_hash_step(const __u8 *p, __u64 c, __u64 s)
 
 /*
  * The index hash of (@class_id, @len bytes at @data) under @seed0 and
- * @seed1, header.hash_seed[0] and [1]. Its high 32 bits are the slot tag,
- * never 0 (a 0 tag would read as an empty slot).
+ * @seed1, header.hash_seed[0] and [1]. Its high 32 bits are never 0 (they
+ * were version 1's slot tag); unchanged since.
  */
 static __inline__ __u64 uniqd_maphash(__u64 seed0, __u64 seed1,
 				      __u32 class_id, const void *data,
@@ -381,6 +401,8 @@ static __inline__ __u64 uniqd_maphash(__u64 seed0, __u64 seed1,
 struct uniqd_map_rec {
 	__u32 class_id;
 	__u32 len;
+	__u32 idx;		/* since version 2: its handle's low half */
+	__u32 reserved;		/* zero */
 	__u8 data[];
 };
 
