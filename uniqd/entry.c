@@ -172,7 +172,7 @@ static int uniqd_entry_move_kernel_only(struct uniqd_kclass *cls, u64 off)
 
 /*
  * Grow the class's index if one more entry is due a larger array (its
- * lock held). index.c builds the new array aside and names the entries
+ * lock held, ix->grow taken here for writing). index.c builds the new array aside and names the entries
  * the current one holds that are kernel-only in it; each is made findable
  * in the class's kernel-only table here, and only then is the new array
  * published. If one cannot be, the growth is given back and the current
@@ -187,8 +187,10 @@ static void uniqd_entry_grow_index(struct uniqd_kclass *cls)
 	u32 i;
 
 	lockdep_assert_held(&ix->lock);
+	/* Creators in the current array are done, and none start anew. */
+	down_write(&ix->grow);
 	if (!uniqd_index_grow_begin(m, ix, cls->id, &g))
-		return;
+		goto unlock;
 	for (i = 0; !ret && i < g.nkernel_only; i++) {
 		ret = uniqd_entry_move_kernel_only(cls, g.kernel_only[i]);
 		if (!(i & 1023))
@@ -198,6 +200,8 @@ static void uniqd_entry_grow_index(struct uniqd_kclass *cls)
 		uniqd_index_grow_abort(m, ix, &g, ret);
 	else
 		uniqd_index_grow_end(m, ix, &g);
+unlock:
+	up_write(&ix->grow);
 }
 
 /*
