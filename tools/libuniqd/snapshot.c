@@ -12,8 +12,8 @@
  *
  * Save reads the mapped pool, never copying content through the kernel:
  * entries[1 ..] up to the first slot not published (entries of two classes
- * created at once may be published out of idx order: the later one waits
- * for the next save), so what it writes is a
+ * created at once may be published out of idx order: one published past
+ * a slot still unpublished is left to the next save), so what it writes is a
  * prefix of the pool in handle order even while others intern, and the
  * entries it writes are numbered 1 .. n with no gap (restore depends on it).
  * The records it reads never change once published.
