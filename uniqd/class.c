@@ -12,6 +12,7 @@
 
 #include "class.h"
 #include "hash.h"
+#include "index.h"
 #include "pool.h"
 #include "quota.h"
 #include "trace.h"
@@ -93,6 +94,7 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 	if (!cls)
 		goto uncharge;
 	cls->pool = pool;
+	uniqd_index_init(&cls->index);
 	rec = kmalloc(sizeof(*rec) + len, GFP_KERNEL_ACCOUNT);
 	if (!rec)
 		goto free_cls;
@@ -136,6 +138,7 @@ int uniqd_class_get(struct uniqd_pool *pool, const u8 *name, u32 len,
 free_rec:
 	kfree(rec);
 free_cls:
+	uniqd_index_destroy(&cls->index);
 	kfree(cls);
 uncharge:
 	uniqd_quota_uncharge(pool, size, 0);

@@ -3,21 +3,25 @@
  * uniqd: entries.
  *
  * An entry is stored once, in the mapping (map.c): its record, its handle
- * slot entries[idx] and its slot in the mapped index (index.c), the one
- * table that the kernel and every process probe. Beside it the kernel keeps
+ * slot entries[idx] and its slot in its class's mapped index (index.c),
+ * which the kernel and every process probe. Beside it the kernel keeps
  * only what the index cannot hold: the kernel-only entries, whose probe
  * window was full, in each class's kernel-only table (cls->kernel_only,
- * keyed by BLAKE3 under the pool's secret key). Keys crafted to collide under the public
- * index hash thus cost every call bounded work: at most UNIQD_MAP_PROBE
- * slots, then one keyed hash and a table the attacker cannot aim at.
+ * keyed by BLAKE3 under the pool's secret key). Keys crafted to collide
+ * under the public index hash thus cost every call bounded work: at most
+ * UNIQD_MAP_PROBE slots, then one keyed hash and a table the attacker
+ * cannot aim at.
  *
  * Finding takes no lock: the index probe and, only when the window was
- * full, the keyed hash and the kernel-only table. Creating holds map->lock
- * from a second probe to the publication: no two callers create one key,
- * and nothing is allocated that is not published but on an error (then it
- * is given back under the same hold of the lock). Order of publication:
- * the record, entries[idx] (release), then the index slot or the
- * kernel-only record (release): whoever finds an entry can resolve it.
+ * full, the keyed hash and the kernel-only table. Creating holds the
+ * class's lock (cls->index.lock) from a second probe to the placement: no
+ * two callers create one key, and creators of other classes never wait.
+ * Inside it, map->lock is held only to take the handle and the record's
+ * space (and for a kernel-only entry, whose insert can fail, until it is
+ * placed: what an error leaves is given back under that same hold, so
+ * handles stay dense). Order of publication: the record, entries[idx]
+ * (release), then the index slot or the kernel-only record (release):
+ * whoever finds an entry can resolve it.
  */
 #include <linux/err.h>
 #include <linux/mm.h>
@@ -53,8 +57,8 @@ static int uniqd_entry_find(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 	bool full;
 	int ret;
 
-	*idx = uniqd_index_find(&pool->map, k->ihash, cls->id, k->data, k->len,
-				&full);
+	*idx = uniqd_index_find(&pool->map, &cls->index, k->ihash, cls->id,
+				k->data, k->len, &full);
 	if (*idx || !full)
 		return 0;
 	/* Pairs with the release in uniqd_entry_make_kernel_only(). */
@@ -91,7 +95,7 @@ static int uniqd_entry_make_kernel_only(struct uniqd_kclass *cls, u64 khash,
 	struct uniqd_table *t = cls->kernel_only;
 	struct uniqd_rec *rec, *got;
 
-	lockdep_assert_held(&pool->map.lock);
+	lockdep_assert_held(&cls->index.lock);
 	if (!t) {
 		t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 		if (!t)
@@ -132,58 +136,55 @@ static int uniqd_entry_make_kernel_only(struct uniqd_kclass *cls, u64 khash,
 }
 
 /*
- * Entry @idx, which the current array holds, is kernel-only in the array
- * an index growth builds: it goes into its class's kernel-only table
- * before that array is published (index.c's design comment).
+ * The entry whose record is at @off, which the current array holds, is
+ * kernel-only in the array an index growth builds: it goes into the
+ * class's kernel-only table before that array is published (index.c's
+ * design comment).
  */
-static int uniqd_entry_move_kernel_only(struct uniqd_pool *pool, u32 idx)
+static int uniqd_entry_move_kernel_only(struct uniqd_kclass *cls, u64 off)
 {
-	const struct uniqd_map_rec *r = uniqd_map_entry(&pool->map, idx);
-	struct uniqd_kclass *cls;
+	struct uniqd_pool *pool = cls->pool;
+	const struct uniqd_map_rec *r = uniqd_map_rec_at(&pool->map, off);
 	u64 khash;
 	int ret;
 
-	if (WARN_ON_ONCE(!r))
-		return -EIO;
-	cls = uniqd_class_find(pool, r->class_id);
-	if (WARN_ON_ONCE(!cls))
+	if (WARN_ON_ONCE(!r || r->class_id != cls->id))
 		return -EIO;
 	ret = uniqd_hash_64(pool->hash_tfm, r->data, r->len, &khash);
 	if (ret)
 		return ret;
-	return uniqd_entry_make_kernel_only(cls, khash, idx, r->data, r->len,
+	return uniqd_entry_make_kernel_only(cls, khash, r->idx, r->data, r->len,
 					    NULL);
 }
 
 /*
- * Grow the index if one more entry is due a larger array (map->lock held).
- * index.c builds the new array aside and names the entries the current
- * one holds that are kernel-only in it; each is made findable in its
- * class's kernel-only table here, and only then is the new array
+ * Grow the class's index if one more entry is due a larger array (its
+ * lock held). index.c builds the new array aside and names the entries
+ * the current one holds that are kernel-only in it; each is made findable
+ * in the class's kernel-only table here, and only then is the new array
  * published. If one cannot be, the growth is given back and the current
  * array stays in use (the new entry may then be kernel-only itself).
  */
-static void uniqd_entry_grow_index(struct uniqd_pool *pool)
+static void uniqd_entry_grow_index(struct uniqd_kclass *cls)
 {
-	struct uniqd_map *m = &pool->map;
+	struct uniqd_map *m = &cls->pool->map;
+	struct uniqd_index *ix = &cls->index;
 	struct uniqd_index_growth g;
 	int ret = 0;
 	u32 i;
 
-	lockdep_assert_held(&m->lock);
-	if (!uniqd_index_grow_begin(m, &g))
+	lockdep_assert_held(&ix->lock);
+	if (!uniqd_index_grow_begin(m, ix, cls->id, &g))
 		return;
 	for (i = 0; !ret && i < g.nkernel_only; i++) {
-		u32 idx = uniqd_index_slot_idx(g.kernel_only[i]);
-
-		ret = uniqd_entry_move_kernel_only(pool, idx);
+		ret = uniqd_entry_move_kernel_only(cls, g.kernel_only[i]);
 		if (!(i & 1023))
 			cond_resched();
 	}
 	if (ret)
-		uniqd_index_grow_abort(m, &g, ret);
+		uniqd_index_grow_abort(m, ix, &g, ret);
 	else
-		uniqd_index_grow_end(m, &g);
+		uniqd_index_grow_end(m, ix, &g);
 }
 
 /*
@@ -199,9 +200,8 @@ int uniqd_entry_lookup(struct uniqd_pool *pool, struct uniqd_ekey *k)
 }
 
 /*
- * A run of keys being created under one hold of map->lock, and what it
- * charged the user quotas but has not yet spent on entries: given back
- * when the run ends.
+ * A run of keys being created, and what it charged the user quotas but has
+ * not yet spent on entries: given back when the run ends.
  */
 struct uniqd_erun {
 	struct uniqd_ekey *keys;
@@ -252,8 +252,83 @@ static int uniqd_entry_pay(struct uniqd_pool *pool, struct uniqd_erun *run,
 }
 
 /*
- * Create the entry of @run->keys[@i], which map->lock (held) has kept
- * absent since it was looked for: k->idx. Errors: -EDQUOT (a limit),
+ * Take the next handle and the record's space for @k (map->lock held): its
+ * index in *@n, the space in @s. Errors: -EDQUOT (max_entries, or the
+ * records region), -ENOMEM.
+ */
+static int uniqd_entry_take(struct uniqd_pool *pool, struct uniqd_ekey *k,
+			    struct uniqd_map_slot *s, u32 *n)
+{
+	int ret;
+
+	lockdep_assert_held(&pool->map.lock);
+	/* Handles are dense: the next index is one past the entries. */
+	*n = pool->nr_entries + 1;
+	if (*n > pool->max_entries) {
+		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_ENTRIES, -EDQUOT);
+		return -EDQUOT;
+	}
+	ret = uniqd_map_entry_new(&pool->map, *n, k->cls->id, k->data, k->len,
+				  s);
+	if (ret)
+		return ret;
+	/* map.lock is held: plain stores, no atomic read-modify-write. */
+	WRITE_ONCE(pool->content_bytes, pool->content_bytes + k->len);
+	WRITE_ONCE(pool->nr_entries, *n);
+	return 0;
+}
+
+/* Give back what uniqd_entry_take() took, under the same hold of map->lock. */
+static bool uniqd_entry_untake(struct uniqd_pool *pool, struct uniqd_ekey *k,
+			       struct uniqd_map_slot *s)
+{
+	lockdep_assert_held(&pool->map.lock);
+	WRITE_ONCE(pool->content_bytes, pool->content_bytes - k->len);
+	WRITE_ONCE(pool->nr_entries, pool->nr_entries - 1);
+	return uniqd_map_entry_unnew(&pool->map, s);
+}
+
+/*
+ * Create @k, whose window in its class's array is full, kernel-only. Its
+ * handle is taken and its record published only inside the kernel-only
+ * insert, which can fail: map->lock is held from taking them to the end,
+ * so that a failure gives both back. *@back says whether its max_bytes go
+ * back with its space.
+ */
+static int uniqd_entry_create_kernel_only(struct uniqd_pool *pool,
+					  struct uniqd_ekey *k, bool *back)
+{
+	struct uniqd_kclass *cls = k->cls;
+	struct uniqd_map_slot s;
+	int ret;
+	u32 n;
+
+	/* Room to place it again first: it must not be forgotten. */
+	ret = uniqd_index_kernel_only_room(&cls->index);
+	if (!ret)
+		ret = uniqd_ekey_khash(pool, k);
+	if (ret)
+		return ret;
+	mutex_lock(&pool->map.lock);
+	ret = uniqd_entry_take(pool, k, &s, &n);
+	if (ret)
+		goto unlock;
+	ret = uniqd_entry_make_kernel_only(cls, k->khash, n, s.rec->data,
+					   k->len, &s);
+	if (ret) {
+		*back = uniqd_entry_untake(pool, k, &s);
+		goto unlock;
+	}
+	uniqd_index_set_kernel_only(&cls->index, s.off);
+	k->idx = n;
+unlock:
+	mutex_unlock(&pool->map.lock);
+	return ret;
+}
+
+/*
+ * Create the entry of @run->keys[@i], which its class's lock (held) has
+ * kept absent since it was looked for: k->idx. Errors: -EDQUOT (a limit),
  * -ENOMEM, or the keyed hash's.
  */
 static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
@@ -261,15 +336,14 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 {
 	struct uniqd_ekey *k = &run->keys[i];
 	struct uniqd_kclass *cls = k->cls;
-	struct uniqd_map *m = &pool->map;
 	size_t size = UNIQD_REC_SIZE(k->len);
 	struct uniqd_map_slot s;
 	bool back = true;
 	u64 *slot;
-	u32 n;
 	int ret;
+	u32 n;
 
-	lockdep_assert_held(&m->lock);
+	lockdep_assert_held(&cls->index.lock);
 	if (!uniqd_pool_reserve(pool, size)) {
 		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, -EDQUOT);
 		return -EDQUOT;
@@ -277,40 +351,29 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 	ret = uniqd_entry_pay(pool, run, i);
 	if (ret)
 		goto unreserve;
-	/* Handles are dense: the next index is one past the entries. */
-	n = pool->nr_entries + 1;
-	if (n > pool->max_entries) {
-		ret = -EDQUOT;
-		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_ENTRIES, ret);
-		goto refund;
+	uniqd_entry_grow_index(cls);
+	slot = uniqd_index_reserve(&cls->index, k->ihash);
+	if (!slot) {
+		ret = uniqd_entry_create_kernel_only(pool, k, &back);
+		if (ret)
+			goto refund;
+		goto created;
 	}
-	ret = uniqd_map_entry_new(m, n, cls->id, k->data, k->len, &s);
+	/*
+	 * The slot is this class's, and the class's lock is held: the handle
+	 * and the space are all that other classes' creators share.
+	 */
+	mutex_lock(&pool->map.lock);
+	ret = uniqd_entry_take(pool, k, &s, &n);
+	mutex_unlock(&pool->map.lock);
 	if (ret)
 		goto refund;
-	uniqd_entry_grow_index(pool);
-	slot = uniqd_index_reserve(m, k->ihash);
-	if (slot) {
-		uniqd_map_entry_publish(&s);
-		uniqd_index_set(m, slot, k->ihash, n);
-	} else {
-		/* Room to place it again first: it must not be forgotten. */
-		ret = uniqd_index_kernel_only_room(m);
-		if (!ret)
-			ret = uniqd_ekey_khash(pool, k);
-		if (!ret)
-			ret = uniqd_entry_make_kernel_only(cls, k->khash, n,
-							   s.rec->data, k->len,
-							   &s);
-		if (ret)
-			goto unnew;
-		uniqd_index_set_kernel_only(m, k->ihash, n);
-	}
-	/* map.lock is held: plain stores, no atomic read-modify-write. */
-	WRITE_ONCE(cls->entries, cls->entries + 1);
-	WRITE_ONCE(pool->content_bytes, pool->content_bytes + k->len);
-	WRITE_ONCE(pool->nr_entries, n);
-	trace_uniqd_entry_create(uniqd_handle(pool, n), cls->id, k->len);
+	uniqd_map_entry_publish(&s);
+	uniqd_index_set(&cls->index, slot, k->ihash, s.off);
 	k->idx = n;
+created:
+	WRITE_ONCE(cls->entries, cls->entries + 1);
+	trace_uniqd_entry_create(uniqd_handle(pool, k->idx), cls->id, k->len);
 	k->created = true;
 	return 0;
 
@@ -319,8 +382,6 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 	 * in the records region (sized from max_bytes) stays counted. Its
 	 * charge goes back to the run, which gives back what it did not spend.
 	 */
-unnew:
-	back = uniqd_map_entry_unnew(m, &s);
 refund:
 	run->bytes += size;
 	run->entries++;
@@ -332,15 +393,16 @@ unreserve:
 
 /*
  * Create the keys of @keys (looked up before) that have no entry, in
- * order, under one hold of map->lock: INTERN's one key and INTERN_BATCH's
- * runs alike. Stops at the first error: *@done is the number of keys
- * handled before it (all of them without one). Errors: -EDQUOT, -ENOMEM,
- * or the keyed hash's.
+ * order, each under its class's lock (held across a run of keys of one
+ * class): INTERN's one key and INTERN_BATCH's runs alike. Stops at the
+ * first error: *@done is the number of keys handled before it (all of
+ * them without one). Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
  */
 int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 			   u32 n, u32 *done)
 {
 	struct uniqd_erun run = { .keys = keys, .n = n };
+	struct uniqd_kclass *locked = NULL;
 	int ret = 0;
 	u32 i;
 
@@ -349,12 +411,17 @@ int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 		;
 	if (i == n)
 		return 0;
-	mutex_lock(&pool->map.lock);
 	for (; i < n; i++) {
 		struct uniqd_ekey *k = &keys[i];
 
 		if (k->idx)
 			continue;
+		if (k->cls != locked) {
+			if (locked)
+				mutex_unlock(&locked->index.lock);
+			locked = k->cls;
+			mutex_lock(&locked->index.lock);
+		}
 		/*
 		 * Another creator may have been first since the lookup (its
 		 * share of what the run charged is given back below).
@@ -365,7 +432,8 @@ int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 		if (ret)
 			break;
 	}
-	mutex_unlock(&pool->map.lock);
+	if (locked)
+		mutex_unlock(&locked->index.lock);
 	if (run.entries)
 		uniqd_quota_uncharge(pool, run.bytes, run.entries);
 	*done = i;

@@ -1,39 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uniqd: the mapped index, the one table by which both the kernel and every
- * process find an entry.
+ * uniqd: the mapped index, level 2 of the two-level table: one per class,
+ * by which both the kernel and every process find an entry of the class.
+ * Level 1 is classes[] in the mapping: class id -> the word that names the
+ * class's current array.
  *
- * An open-addressing array of 64-bit slots, (tag << 32 | idx), where tag is
- * the high half of the entry's uniqd_maphash() and also picks its home slot
- * (tag & (slots - 1)). An entry goes into the first empty slot of the
- * UNIQD_MAP_PROBE slots from its home. If all are taken it is kernel-only:
- * out of the index (counted in STATS.map_overflow, the name the ABI keeps)
- * and in its class's kernel-only table under the pool's secret key instead
- * (entry.c), until a growth places it again where its new window has room. So a reader probes
- * at most UNIQD_MAP_PROBE slots, and keys crafted to collide under the
- * public seed only send themselves to the kernel-only table, where they
- * cost a keyed BLAKE3 and a bounded chain.
+ * An open-addressing array of 64-bit slots, each naming a record: the top
+ * 24 bits of the entry's uniqd_maphash() (its tag) over the record's offset
+ * divided by 8 (UNIQD_MAP_SLOT()). The hash's low bits pick the home slot
+ * (hash & (slots - 1)); an entry goes into the first empty slot of the
+ * UNIQD_MAP_PROBE slots from its home. So a hit reads two cache lines: the
+ * slot, then the record, which holds class, length, content and the
+ * entry's idx (its handle). If all are taken the entry is kernel-only: out
+ * of the index (counted in STATS.map_overflow, the name the ABI keeps) and
+ * in its class's kernel-only table under the pool's secret key instead
+ * (entry.c), until a growth places it again where its new window has room.
+ * So a reader probes at most UNIQD_MAP_PROBE slots, and keys crafted to
+ * collide under the public seed only send themselves to the kernel-only
+ * table, where they cost a keyed BLAKE3 and a bounded chain.
  *
  * What makes it a table and not a cache: every entry is either in its
- * window of the current array, or that window is full (and the entry is in
- * the kernel-only table). Windows only fill, so a probe that meets an empty
- * slot is a miss; one that meets a full window asks the kernel-only table.
- * A growth keeps the rule: an entry of the old array that is kernel-only
- * in the new one gets its kernel-only record first, or the growth fails
- * and the old array stays.
+ * window of its class's current array, or that window is full (and the
+ * entry is in the kernel-only table). Windows only fill, so a probe that
+ * meets an empty slot is a miss; one that meets a full window asks the
+ * kernel-only table. A growth keeps the rule: an entry of the old array
+ * that is kernel-only in the new one gets its kernel-only record first,
+ * or the growth fails and the old array stays.
  *
- * The array doubles when more than half full. The new one is built aside
- * from the old one's slots (a slot holds its tag, hence its home at any
- * size), then published as one word, header.index, with release: the
- * kernel reads the same word as processes do. Then the old array is given
- * back (uniqd_map_free()): a process that loaded the old word reads zeroes
+ * A class's array starts at 2^UNIQD_MAP_INDEX_MIN_LOG2 slots and doubles
+ * when more than half full. The new one is built aside from the old one's
+ * records (a slot keeps only 24 bits of the hash: the home at the new size
+ * is the hash's, computed again from the record), then published as one
+ * word, classes[id], with release: the kernel reads the same word as
+ * processes do. An old array of a page or more is given back
+ * (uniqd_map_index_free()): a process that loaded the old word reads zeroes
  * there, empty slots, which only send it to the ioctl; a kernel reader
  * holds rcu_read_lock() from the word to its last slot, and one that finds
  * the old pages gone loads the word again, which is the new one by then.
+ * A smaller old array stays as it was, packed with others in a page: it
+ * holds fewer entries than the new one, each still true.
  *
- * Writers hold map->lock; entries are placed after their handle resolves
- * (entries[idx] published), so a reader that finds a slot always finds its
- * record. Readers take no lock.
+ * The classes never meet: each has its array, its growth and its lock
+ * (ix->lock); the pool's allocator (map.c, map->lock) is held only to take
+ * an array's space. Entries are placed after their handle resolves
+ * (entries[idx] published), so a reader that finds a slot always finds a
+ * whole record. Readers take no lock.
  */
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -59,23 +70,31 @@ u64 uniqd_index_hash(struct uniqd_map *m, u32 class_id, const void *data,
 			     class_id, data, len);
 }
 
-/*
- * The current array and its log2, as header.index says; NULL if none yet.
- * Under rcu_read_lock(): the array stays until the caller leaves it.
- */
-static const u64 *uniqd_index_current(struct uniqd_map *m, u32 *log2)
+void uniqd_index_init(struct uniqd_index *ix)
 {
-	const u64 *slots;
+	mutex_init(&ix->lock);
+}
+
+/*
+ * The class's current array and its log2, as its word says; NULL if none
+ * yet. Under rcu_read_lock(): the array stays until the caller leaves it.
+ */
+static const u64 *uniqd_index_current(struct uniqd_map *m,
+				      struct uniqd_index *ix, u32 *log2)
+{
+	const u64 *slots, *word = READ_ONCE(ix->word);
 	u64 w;
 
 	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "uniqd index read without RCU");
+	if (!word)
+		return NULL;
 	for (;;) {
 		/* Pairs with the release in uniqd_index_grow_end(): slots whole. */
-		w = smp_load_acquire(&m->hdr->index);
+		w = smp_load_acquire(word);
 		if (!w)
 			return NULL;
 		*log2 = UNIQD_MAP_INDEX_LOG2(w);
-		slots = xa_load(&m->pages, UNIQD_MAP_INDEX_OFF(w) >> PAGE_SHIFT);
+		slots = uniqd_map_index_slots(m, UNIQD_MAP_INDEX_OFF(w));
 		if (slots)
 			return slots;
 		/* Given back since: a newer word was published before. */
@@ -84,41 +103,44 @@ static const u64 *uniqd_index_current(struct uniqd_map *m, u32 *log2)
 }
 
 /*
- * The entry of class @class_id holding @data in the current array, or 0.
- * *@full says whether a miss is only the index's: its window had no empty
- * slot (or there is no array yet), so the entry may be in the kernel-only
- * table. No lock: a concurrent writer can only add what this misses.
+ * The entry of class @class_id holding @data in the class's current array
+ * @ix, or 0. *@full says whether a miss is only the index's: its window
+ * had no empty slot (or there is no array yet), so the entry may be in the
+ * kernel-only table. No lock: a concurrent writer can only add what this
+ * misses.
  */
-u32 uniqd_index_find(struct uniqd_map *m, u64 hash, u32 class_id,
-		     const void *data, u32 len, bool *full)
+u32 uniqd_index_find(struct uniqd_map *m, struct uniqd_index *ix, u64 hash,
+		     u32 class_id, const void *data, u32 len, bool *full)
 {
-	u32 tag = hash >> 32, log2 = 0, i, idx = 0;
+	u64 tag = UNIQD_MAP_SLOT_TAG(hash), mask;
+	u64 records = m->hdr->records_off;
+	u32 log2 = 0, i, idx = 0;
 	const u64 *slots;
-	u64 mask;
 
 	*full = true;
 	rcu_read_lock();
-	slots = uniqd_index_current(m, &log2);
+	slots = uniqd_index_current(m, ix, &log2);
 	if (!slots)
 		goto out;
 	mask = (1ULL << log2) - 1;
 	for (i = 0; i < UNIQD_MAP_PROBE; i++) {
-		/* Pairs with uniqd_index_set(): entries[idx] is published. */
-		u64 v = smp_load_acquire(&slots[(tag + i) & mask]);
+		/* Pairs with uniqd_index_set(): the record is published. */
+		u64 v = smp_load_acquire(&slots[(hash + i) & mask]);
 		const struct uniqd_map_rec *r;
 
 		if (!v) {
 			*full = false;
 			break;
 		}
-		if ((u32)(v >> 32) != tag)
+		if (UNIQD_MAP_SLOT_TAG(v) != tag ||
+		    UNIQD_MAP_SLOT_OFF(v) < records)
 			continue;
 		/* Records are never freed: only the slots need RCU. */
-		r = uniqd_map_entry(m, (u32)v);
+		r = uniqd_map_rec_at(m, UNIQD_MAP_SLOT_OFF(v));
 		if (r && r->class_id == class_id && r->len == len &&
 		    !memcmp(r->data, data, len)) {
 			*full = false;
-			idx = (u32)v;
+			idx = r->idx;
 			break;
 		}
 	}
@@ -127,14 +149,14 @@ out:
 	return idx;
 }
 
-/* The first empty slot of @tag's window in @slots (2^@log2), or NULL. */
-static u64 *uniqd_index_window(u64 *slots, u32 log2, u32 tag)
+/* The first empty slot of @hash's window in @slots (2^@log2), or NULL. */
+static u64 *uniqd_index_window(u64 *slots, u32 log2, u64 hash)
 {
 	u64 mask = (1ULL << log2) - 1;
 	u32 i;
 
 	for (i = 0; i < UNIQD_MAP_PROBE; i++) {
-		u64 *s = &slots[(tag + i) & mask];
+		u64 *s = &slots[(hash + i) & mask];
 
 		if (!*s)
 			return s;
@@ -149,13 +171,12 @@ static u64 *uniqd_index_window(u64 *slots, u32 log2, u32 tag)
  * meets an empty slot would wrongly call it absent. So room is made before
  * an entry becomes kernel-only, and a failure (-ENOMEM) makes none so.
  */
-int uniqd_index_kernel_only_room(struct uniqd_map *m)
+int uniqd_index_kernel_only_room(struct uniqd_index *ix)
 {
-	struct uniqd_index *ix = &m->index;
 	u64 *list;
 	u32 cap;
 
-	lockdep_assert_held(&m->lock);
+	lockdep_assert_held(&ix->lock);
 	if (ix->nkernel_only < ix->kernel_only_cap)
 		return 0;
 	cap = max(2 * ix->kernel_only_cap, 16U);
@@ -166,19 +187,18 @@ int uniqd_index_kernel_only_room(struct uniqd_map *m)
 		memcpy(list, ix->kernel_only, ix->nkernel_only * sizeof(*list));
 	kvfree(ix->kernel_only);
 	ix->kernel_only = list;
-	ix->kernel_only_cap = cap;
+	WRITE_ONCE(ix->kernel_only_cap, cap);
 	return 0;
 }
 
-/* Remember @v, kernel-only: uniqd_index_kernel_only_room() first. */
-static void uniqd_index_kernel_only_add(struct uniqd_map *m, u64 v)
+/* Remember record offset @off, kernel-only: room was made first. */
+static void uniqd_index_kernel_only_add(struct uniqd_index *ix, u64 off)
 {
-	struct uniqd_index *ix = &m->index;
-
-	lockdep_assert_held(&m->lock);
+	lockdep_assert_held(&ix->lock);
 	if (WARN_ON_ONCE(ix->nkernel_only >= ix->kernel_only_cap))
 		return;
-	ix->kernel_only[ix->nkernel_only++] = v;
+	ix->kernel_only[ix->nkernel_only] = off;
+	WRITE_ONCE(ix->nkernel_only, ix->nkernel_only + 1);
 }
 
 /* The pool's id, for the trace events. */
@@ -188,46 +208,64 @@ static u32 uniqd_index_pool_id(struct uniqd_map *m)
 }
 
 /*
- * Build aside the array that one more entry needs, if it needs one: the
- * first, or, when the current one would be more than half full, one twice
- * its size, from the index region, filled with the current array's entries
- * that their windows in it have room for. True if built: *@g then says it,
- * and g->kernel_only the entries the current array holds that become
- * kernel-only in it, which the caller makes findable in their kernel-only
- * tables before calling uniqd_index_grow_end() (or, if it cannot,
- * uniqd_index_grow_abort()). False if no growth is due, or if it failed
- * (the index region or memory is exhausted, or the list of kernel-only
- * entries cannot grow): the current array stays in use.
+ * Place the entry whose record is at @off into @slots (2^@log2) by its
+ * hash, computed again from the record: true if its window had room.
  */
-bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index_growth *g)
+static bool uniqd_index_place(struct uniqd_map *m, u64 *slots, u32 log2,
+			      u64 off)
 {
-	struct uniqd_index *ix = &m->index;
-	u64 *s, i, bytes;
+	const struct uniqd_map_rec *r = uniqd_map_rec_at(m, off);
+	u64 hash, *s;
+
+	if (WARN_ON_ONCE(!r))
+		return false;
+	hash = uniqd_index_hash(m, r->class_id, r->data, r->len);
+	s = uniqd_index_window(slots, log2, hash);
+	if (s)
+		*s = UNIQD_MAP_SLOT(hash, off);
+	return s;
+}
+
+/*
+ * Build aside the array that one more entry of the class needs, if it
+ * needs one: the first, or, when the current one would be more than half
+ * full, one twice its size, filled with the current array's entries that
+ * their windows in it have room for. True if built: *@g then says it, and
+ * g->kernel_only the entries the current array holds that become
+ * kernel-only in it, which the caller makes findable in the class's
+ * kernel-only table before calling uniqd_index_grow_end() (or, if it
+ * cannot, uniqd_index_grow_abort()). False if no growth is due, or if it
+ * failed (the index region or memory is exhausted, or the list of
+ * kernel-only entries cannot grow): the current array stays in use.
+ */
+bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index *ix,
+			    u32 class_id, struct uniqd_index_growth *g)
+{
+	u64 i;
 	int ret;
 
-	lockdep_assert_held(&m->lock);
+	lockdep_assert_held(&ix->lock);
 	if (!ix->slots)
 		g->log2 = UNIQD_MAP_INDEX_MIN_LOG2;
 	else if ((ix->indexed + 1) * 2 > 1ULL << ix->log2)
 		g->log2 = ix->log2 + 1;
 	else
 		return false;
-	bytes = sizeof(u64) << g->log2;
-	g->pages = DIV_ROUND_UP(bytes, PAGE_SIZE);
-	g->pg = m->index_next;
 	g->kernel_only_before = ix->nkernel_only;
 	g->kept = 0;
-	ret = -ENOSPC;
-	if (g->pages > m->index_pg + m->index_pages - g->pg)
-		goto fail;
-	/* map.c's allocator: pages entered in m->pages, kernel-contiguous. */
 	ret = -ENOMEM;
-	g->slots = uniqd_map_alloc(m, g->pg, g->pages);
+	if (!ix->word) {
+		u64 *word = uniqd_map_class_word(m, class_id);
+
+		if (!word)
+			goto fail;
+		WRITE_ONCE(ix->word, word);
+	}
+	/* -ENOSPC too: the index region is sized never to run out. */
+	g->slots = uniqd_map_index_alloc(m, g->log2, &g->off);
 	if (!g->slots)
 		goto fail;
-	/* Faults map the pages below index_next, and zero pages once freed. */
-	WRITE_ONCE(m->index_next, m->index_next + g->pages);
-	ix->bytes += bytes;
+	WRITE_ONCE(ix->bytes, ix->bytes + (sizeof(u64) << g->log2));
 	for (i = 0; ix->slots && i < 1ULL << ix->log2; i++) {
 		u64 v = ix->slots[i];
 
@@ -235,18 +273,17 @@ bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index_growth *g)
 			cond_resched();
 		if (!v)
 			continue;
-		s = uniqd_index_window(g->slots, g->log2, v >> 32);
-		if (s) {
-			*s = v;
+		if (uniqd_index_place(m, g->slots, g->log2,
+				      UNIQD_MAP_SLOT_OFF(v))) {
 			g->kept++;
 			continue;
 		}
-		ret = uniqd_index_kernel_only_room(m);
+		ret = uniqd_index_kernel_only_room(ix);
 		if (ret) {
-			uniqd_index_grow_abort(m, g, ret);
+			uniqd_index_grow_abort(m, ix, g, ret);
 			return false;
 		}
-		uniqd_index_kernel_only_add(m, v);
+		uniqd_index_kernel_only_add(ix, UNIQD_MAP_SLOT_OFF(v));
 	}
 	/* Appended to the list of kernel-only entries: there until the end. */
 	g->kernel_only = ix->kernel_only + g->kernel_only_before;
@@ -263,21 +300,16 @@ fail:
 /*
  * The growth @g is not published, for the caller's reason @err: the list
  * of kernel-only entries forgets what it added (the current array holds
- * those), and the new array goes back and its offsets are taken again,
- * index_next first (uniqd_map_free()), so that a growth that fails burns
- * neither memory nor room in the index region, however often it is tried
- * again.
+ * those), and the new array goes back (uniqd_map_index_free()).
  */
-void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index_growth *g,
-			    int err)
+void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index *ix,
+			    struct uniqd_index_growth *g, int err)
 {
-	struct uniqd_index *ix = &m->index;
-
-	lockdep_assert_held(&m->lock);
-	ix->nkernel_only = g->kernel_only_before;
-	ix->bytes -= sizeof(u64) << g->log2;
-	WRITE_ONCE(m->index_next, g->pg);
-	uniqd_map_free(m, g->pg, g->pages);
+	lockdep_assert_held(&ix->lock);
+	WRITE_ONCE(ix->nkernel_only, g->kernel_only_before);
+	if ((sizeof(u64) << g->log2) >= PAGE_SIZE)
+		WRITE_ONCE(ix->bytes, ix->bytes - (sizeof(u64) << g->log2));
+	uniqd_map_index_free(m, g->off, g->log2);
 	trace_uniqd_index_grow(uniqd_index_pool_id(m),
 			       ix->slots ? ix->log2 : 0, g->log2, ix->indexed,
 			       err);
@@ -285,98 +317,96 @@ void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index_growth *g,
 
 /*
  * Publish the growth @g, whose new kernel-only entries (g->kernel_only) are
- * findable in the kernel-only tables: the kernel-only entries from before
+ * findable in the kernel-only table: the kernel-only entries from before
  * are placed where their new windows have room (the others stay on the
  * list), the new array is published and the current one given back.
  */
-void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index_growth *g)
+void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index *ix,
+			  struct uniqd_index_growth *g)
 {
-	struct uniqd_index *ix = &m->index;
 	u32 j, still = 0, old = ix->slots ? ix->log2 : 0;
-	pgoff_t old_pg = ix->slots_pg;
-	u64 *s, bytes;
+	u64 old_off = ix->off;
 
-	lockdep_assert_held(&m->lock);
+	lockdep_assert_held(&ix->lock);
 	for (j = 0; j < g->kernel_only_before; j++) {
-		u64 v = ix->kernel_only[j];
+		u64 off = ix->kernel_only[j];
 
-		s = uniqd_index_window(g->slots, g->log2, v >> 32);
-		if (s) {
-			*s = v;
+		if (uniqd_index_place(m, g->slots, g->log2, off))
 			g->kept++;
-		} else {
-			ix->kernel_only[still++] = v;
-		}
+		else
+			ix->kernel_only[still++] = off;
 		if (!(j & 1023))
 			cond_resched();
 	}
 	for (j = g->kernel_only_before; j < ix->nkernel_only; j++)
 		ix->kernel_only[still++] = ix->kernel_only[j];
-	ix->nkernel_only = still;
 	/* indexed + nkernel_only is every entry, before and after. */
-	ix->indexed = g->kept;
+	WRITE_ONCE(ix->nkernel_only, still);
+	WRITE_ONCE(ix->indexed, g->kept);
 	ix->slots = g->slots;
-	ix->slots_pg = g->pg;
-	ix->log2 = g->log2;
+	ix->off = g->off;
+	WRITE_ONCE(ix->log2, g->log2);
 	/* The new slots are written: readers may take the new array. */
-	smp_store_release(&m->hdr->index, (u64)g->pg << PAGE_SHIFT | g->log2);
+	smp_store_release(ix->word, g->off | g->log2);
 	if (old) {
-		bytes = sizeof(u64) << old;
-		uniqd_map_free(m, old_pg, DIV_ROUND_UP(bytes, PAGE_SIZE));
-		ix->bytes -= bytes;
+		if ((sizeof(u64) << old) >= PAGE_SIZE)
+			WRITE_ONCE(ix->bytes, ix->bytes - (sizeof(u64) << old));
+		uniqd_map_index_free(m, old_off, old);
 	}
 	trace_uniqd_index_grow(uniqd_index_pool_id(m), old, g->log2,
 			       ix->indexed, 0);
 }
 
 /*
- * Where a new entry of index hash @hash goes in the current array: its
- * slot, or NULL if its window is full or there is no array (then the
+ * Where a new entry of index hash @hash goes in the class's current array:
+ * its slot, or NULL if its window is full or there is no array (then the
  * caller makes it findable in the kernel-only table and calls
- * uniqd_index_set_kernel_only()). The caller grew the index first, if it was due
- * (uniqd_index_grow_begin()).
+ * uniqd_index_set_kernel_only()). The caller grew the index first, if it
+ * was due (uniqd_index_grow_begin()).
  */
-u64 *uniqd_index_reserve(struct uniqd_map *m, u64 hash)
+u64 *uniqd_index_reserve(struct uniqd_index *ix, u64 hash)
 {
-	struct uniqd_index *ix = &m->index;
-
-	lockdep_assert_held(&m->lock);
+	lockdep_assert_held(&ix->lock);
 	if (!ix->slots)
 		return NULL;
-	return uniqd_index_window(ix->slots, ix->log2, hash >> 32);
+	return uniqd_index_window(ix->slots, ix->log2, hash);
 }
 
-/* Fill the reserved @slot with entry @idx, whose entries[idx] is published. */
-void uniqd_index_set(struct uniqd_map *m, u64 *slot, u64 hash, u32 idx)
+/* Fill the reserved @slot with the entry whose record at @off is published. */
+void uniqd_index_set(struct uniqd_index *ix, u64 *slot, u64 hash, u64 off)
 {
-	lockdep_assert_held(&m->lock);
+	lockdep_assert_held(&ix->lock);
 	/* Pairs with readers' acquire of the slot. */
-	smp_store_release(slot, (hash & ~0xffffffffULL) | idx);
-	m->index.indexed++;
+	smp_store_release(slot, UNIQD_MAP_SLOT(hash, off));
+	WRITE_ONCE(ix->indexed, ix->indexed + 1);
 }
 
 /*
- * Entry @idx is kernel-only: listed, and tried again on growth
- * (uniqd_index_kernel_only_room() made room for it).
+ * The entry whose record is at @off is kernel-only: listed, and tried
+ * again on growth (uniqd_index_kernel_only_room() made room for it).
  */
-void uniqd_index_set_kernel_only(struct uniqd_map *m, u64 hash, u32 idx)
+void uniqd_index_set_kernel_only(struct uniqd_index *ix, u64 off)
 {
-	lockdep_assert_held(&m->lock);
-	uniqd_index_kernel_only_add(m, (hash & ~0xffffffffULL) | idx);
+	uniqd_index_kernel_only_add(ix, off);
 }
 
+/* Add the class's part to the pool's STATS; no lock. */
 void uniqd_index_stats(struct uniqd_index *ix, struct uniqd_stats *st)
 {
-	st->map_indexed = ix->indexed;
+	u32 log2 = READ_ONCE(ix->log2);
+
+	st->map_indexed += READ_ONCE(ix->indexed);
 	/* The ABI's name for the kernel-only entries. */
-	st->map_overflow = ix->nkernel_only;
-	st->index_slots = ix->slots ? 1ULL << ix->log2 : 0;
-	st->index_bytes = ix->bytes;
+	st->map_overflow += READ_ONCE(ix->nkernel_only);
+	st->index_slots += log2 ? 1ULL << log2 : 0;
+	st->index_bytes += READ_ONCE(ix->bytes);
 	/* The list of kernel-only entries is kernel memory too. */
-	st->kernel_bytes += (u64)ix->kernel_only_cap * sizeof(*ix->kernel_only);
+	st->kernel_bytes += (u64)READ_ONCE(ix->kernel_only_cap) *
+			    sizeof(*ix->kernel_only);
 }
 
 void uniqd_index_destroy(struct uniqd_index *ix)
 {
 	kvfree(ix->kernel_only);
+	mutex_destroy(&ix->lock);
 }

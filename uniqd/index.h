@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * uniqd: the mapped index, the one table's slots (index.c, whose design
- * comment says how it stays a table). An entry whose probe window is full
- * is kernel-only: not in the mapped index but in its class's kernel-only
+ * uniqd: the mapped index, level 2 of the two-level table: one per class,
+ * named by classes[class id] in the mapping (index.c, whose design comment
+ * says how it stays a table). An entry whose probe window is full is
+ * kernel-only: not in the mapped index but in its class's kernel-only
  * table (entry.c), until a growth places it again. One word for it, in
  * code and Documentation/; the uapi header keeps the name it published,
  * STATS.map_overflow.
@@ -10,71 +11,80 @@
 #ifndef UNIQD_INDEX_H
 #define UNIQD_INDEX_H
 
+#include <linux/mutex.h>
 #include <linux/types.h>
 
 struct uniqd_map;
 struct uniqd_stats;
 
 /*
- * The index of one pool, in its struct uniqd_map: written under map->lock,
- * read without it (the array through header.index, under RCU).
+ * The index of one class, in its struct uniqd_kclass: read without a lock
+ * (the array through the class's word, under RCU), the counters with
+ * READ_ONCE() (STATS).
  */
 struct uniqd_index {
-	u64 *slots;			/* the current index array, or NULL */
-	pgoff_t slots_pg;		/* its first page */
+	/*
+	 * The class's writers' lock: guards everything below and the class's
+	 * kernel-only table. An entry of the class is looked for again,
+	 * paid for, given its handle and record and placed in the array (or
+	 * made kernel-only) under it, and the array grows under it; the
+	 * classes of a pool never wait for each other but for the moment
+	 * map->lock is held inside it. A mutex: what runs under it may sleep;
+	 * user memory is never touched under it. Where it nests:
+	 * design.rst, "Locking", the one place the lock order is written.
+	 */
+	struct mutex lock;
+	u64 *word;			/* classes[id] in the mapping, or NULL */
+	u64 *slots;			/* the current array, or NULL */
+	u64 off;			/* its offset in the mapping */
 	u32 log2;			/* of its slots */
 	u64 indexed;			/* entries in it */
 	/*
-	 * Slot values of the kernel-only entries (every entry is either in
-	 * the array or here), placed again by index growth.
+	 * Record offsets of the kernel-only entries (every entry of the
+	 * class is either in the array or here), placed again by growth.
 	 */
 	u64 *kernel_only;
 	u32 nkernel_only;
 	u32 kernel_only_cap;
-	u64 bytes;			/* index arrays not given back */
+	u64 bytes;			/* its arrays not given back */
 };
 
 /*
- * A growth of the index, built aside by uniqd_index_grow_begin() and then
- * published by uniqd_index_grow_end() or given back by
- * uniqd_index_grow_abort(), all under one hold of map->lock.
+ * A growth of a class's index, built aside by uniqd_index_grow_begin() and
+ * then published by uniqd_index_grow_end() or given back by
+ * uniqd_index_grow_abort(), all under one hold of the class's lock.
  */
 struct uniqd_index_growth {
 	u64 *slots;			/* the new array, not yet published */
-	pgoff_t pg;			/* its first page */
-	unsigned int pages;
+	u64 off;			/* its offset in the mapping */
 	u32 log2;
 	u32 kernel_only_before;		/* kernel-only entries before it */
 	u64 kept;			/* entries it holds so far */
 	/*
-	 * Slot values (tag << 32 | idx) of the entries the current array
-	 * holds that become kernel-only in the new one: the caller makes each
-	 * findable in its class's kernel-only table before the growth is
-	 * published.
+	 * Record offsets of the entries the current array holds that become
+	 * kernel-only in the new one: the caller makes each findable in the
+	 * class's kernel-only table before the growth is published.
 	 */
 	const u64 *kernel_only;
 	u32 nkernel_only;
 };
 
-/* The entry a slot value names. */
-static inline u32 uniqd_index_slot_idx(u64 v)
-{
-	return (u32)v;
-}
-
+void uniqd_index_init(struct uniqd_index *ix);
 void uniqd_index_destroy(struct uniqd_index *ix);
 void uniqd_index_stats(struct uniqd_index *ix, struct uniqd_stats *st);
 u64 uniqd_index_hash(struct uniqd_map *m, u32 class_id, const void *data,
 		     u32 len);
-u32 uniqd_index_find(struct uniqd_map *m, u64 hash, u32 class_id,
-		     const void *data, u32 len, bool *full);
-bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index_growth *g);
-void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index_growth *g,
-			    int err);
-void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index_growth *g);
-u64 *uniqd_index_reserve(struct uniqd_map *m, u64 hash);
-void uniqd_index_set(struct uniqd_map *m, u64 *slot, u64 hash, u32 idx);
-int uniqd_index_kernel_only_room(struct uniqd_map *m);
-void uniqd_index_set_kernel_only(struct uniqd_map *m, u64 hash, u32 idx);
+u32 uniqd_index_find(struct uniqd_map *m, struct uniqd_index *ix, u64 hash,
+		     u32 class_id, const void *data, u32 len, bool *full);
+bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index *ix,
+			    u32 class_id, struct uniqd_index_growth *g);
+void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index *ix,
+			    struct uniqd_index_growth *g, int err);
+void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index *ix,
+			  struct uniqd_index_growth *g);
+u64 *uniqd_index_reserve(struct uniqd_index *ix, u64 hash);
+void uniqd_index_set(struct uniqd_index *ix, u64 *slot, u64 hash, u64 off);
+int uniqd_index_kernel_only_room(struct uniqd_index *ix);
+void uniqd_index_set_kernel_only(struct uniqd_index *ix, u64 off);
 
 #endif /* UNIQD_INDEX_H */

@@ -6,18 +6,23 @@
  *
  *   page 0                   struct uniqd_map_header
  *   entries region           __u64 entries[max_entries + 1]: record offsets
- *   index region             index arrays (index.c), never reused
+ *   classes region           __u64 classes[max_classes + 1]: index words
+ *   index region             every class's index arrays (index.c), never
+ *                            reused
  *   records region           struct uniqd_map_rec, 8-byte aligned
  *
  * Pages are allocated as the pool grows, each a zeroed page of its own
  * (GFP_KERNEL_ACCOUNT | __GFP_ZERO), entered in m->pages, and mapped into
  * processes lazily by uniqd_map_fault(). Multi-page areas (64 KiB record
  * chunks, records larger than 8 KiB, index arrays) are also vmap()ed so
- * that the kernel sees them contiguous. Records and entries[] are never
+ * that the kernel sees them contiguous; index arrays smaller than a page
+ * are packed several to a page. Records, entries[] and classes[] are never
  * unmapped, moved or freed before the pool: a reader holding an offset
- * still reads what it read before. Only a retired index array is given
- * back (uniqd_map_free()): it is unmapped from every process, and a reader
- * that still goes there reads a page of zeroes, which is only a miss. A
+ * still reads what it read before. Only a retired index array of a page or
+ * more is given back (uniqd_map_free()): it is unmapped from every
+ * process, and a reader that still goes there reads a page of zeroes,
+ * which is only a miss. A retired small array stays as it was: an older
+ * view of its class, every hit of which is still true. A
  * page given back is never written again: a process that still holds it
  * (a pipe, a GUP pin) reads what was published there, and it is freed, in
  * process context, when the last of them lets go.
@@ -45,8 +50,8 @@
 
 /*
  * An area of uniqd_map_alloc() that may be given back or needs unmapping
- * with the pool: a multi-page area (vmap()ed) or an index array of one
- * page (on pages of 16 KiB and more, or UNIQD_INDEX_ONE_PAGE).
+ * with the pool: a multi-page area (vmap()ed) or a page of the index
+ * region.
  */
 struct uniqd_map_vm {
 	struct uniqd_map_vm *next;
@@ -285,38 +290,48 @@ static void *uniqd_map_page(struct uniqd_map *m, pgoff_t pg)
 	return uniqd_map_alloc(m, pg, 1);
 }
 
-int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
+int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries,
+		   u32 max_classes)
 {
 	struct uniqd_map_header *h;
-	u64 entries_pages, index_pages, records_pages, slots;
+	u64 entries_pages, classes_pages, index_pages, records_pages, slots;
 
 	mutex_init(&m->lock);
 	xa_init(&m->pages);
 
 	/*
-	 * The index doubles while more than half full: its largest array has
-	 * at most 4 * max_entries slots, and all arrays together less than
-	 * twice that. The records max_bytes counts take at most 1.5 times
-	 * their bytes (a chunk's tail is under 1/7 of what it holds, a record
-	 * larger than 8 KiB wastes under a page): twice max_bytes is room
-	 * enough, with one chunk being filled and one record's own pages
-	 * given back by an error, waiting for reuse (m->spare).
+	 * A class's index doubles while more than half full: its largest
+	 * array has fewer than 4 * (its entries + 1) slots, or 32, and all
+	 * its arrays together fewer than twice that. Small arrays are packed
+	 * into pages with a tail of less than one such array left over, so
+	 * that twice their slots bound them. A growth given back after others
+	 * took index space since burns its offsets: the region has as much
+	 * again for those, and is only address space until used. The records
+	 * max_bytes counts take at most 1.5 times their bytes (a chunk's tail
+	 * is under 1/7 of what it holds, a record larger than 8 KiB wastes
+	 * under a page): twice max_bytes is room enough, with one chunk being
+	 * filled and one record's own pages given back by an error, waiting
+	 * for reuse (m->spare).
 	 */
-	slots = roundup_pow_of_two(max(2 * max_entries,
-				       1ULL << UNIQD_MAP_INDEX_MIN_LOG2));
+	slots = 8 * (max_entries + max_classes + 1) +
+		(128ULL << UNIQD_MAP_INDEX_MIN_LOG2) * (max_classes + 1);
 	entries_pages = DIV_ROUND_UP((max_entries + 1) * sizeof(u64), PAGE_SIZE);
+	classes_pages = DIV_ROUND_UP(((u64)max_classes + 1) * sizeof(u64),
+				     PAGE_SIZE);
 	index_pages = DIV_ROUND_UP(2 * slots * sizeof(u64), PAGE_SIZE);
 	records_pages = DIV_ROUND_UP(2 * max_bytes, PAGE_SIZE) +
 			UNIQD_MAP_CHUNK_PAGES +
 			DIV_ROUND_UP(sizeof(struct uniqd_map_rec) + UNIQD_KEY_MAX,
 				     PAGE_SIZE);
 	m->entries_pg = 1;
-	m->index_pg = m->entries_pg + entries_pages;
+	m->classes_pg = m->entries_pg + entries_pages;
+	m->index_pg = m->classes_pg + classes_pages;
 	m->records_pg = m->index_pg + index_pages;
 	m->map_pages = m->records_pg + records_pages;
 	m->index_pages = index_pages;
 	m->records_pages = records_pages;
 	m->entries_next = m->entries_pg;
+	m->classes_next = m->classes_pg;
 	m->index_next = m->index_pg;
 	m->records_next = m->records_pg;
 
@@ -347,12 +362,15 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries)
 	h->handle_base = 0;	/* set once the pool has its id */
 	h->entries_off = (u64)m->entries_pg << PAGE_SHIFT;
 	h->entries_cap = max_entries + 1;
+	h->classes_off = (u64)m->classes_pg << PAGE_SHIFT;
+	h->classes_cap = (u64)max_classes + 1;
+	h->classes_end = 0;
 	h->index_off = (u64)m->index_pg << PAGE_SHIFT;
 	h->index_size = index_pages << PAGE_SHIFT;
 	h->records_off = (u64)m->records_pg << PAGE_SHIFT;
 	h->records_size = records_pages << PAGE_SHIFT;
 	h->entries_end = 0;
-	h->index = 0;
+	h->index_v1 = 0;
 	h->records_end = h->records_off;
 	return 0;
 }
@@ -393,28 +411,139 @@ void uniqd_map_destroy(struct uniqd_map *m)
 		kfree(vm);
 		cond_resched();
 	}
-	uniqd_index_destroy(&m->index);
 	mutex_destroy(&m->lock);
 }
 
-/* Make entries[idx] readable: its page, and those before it. */
-static u64 *uniqd_map_entry_slot(struct uniqd_map *m, u32 idx)
+/*
+ * Make word @i of the region of u64 words at @first readable: its page and
+ * those before it, *@next the next page to allocate and *@end the words
+ * readable (published with release: readers' acquire sees whole pages).
+ */
+static u64 *uniqd_map_word(struct uniqd_map *m, pgoff_t first, pgoff_t *next,
+			   u64 *end, u64 i)
 {
-	pgoff_t pg = m->entries_pg + ((u64)idx * sizeof(u64) >> PAGE_SHIFT);
+	pgoff_t pg = first + (i * sizeof(u64) >> PAGE_SHIFT);
 	u64 *page;
 
 	lockdep_assert_held(&m->lock);
-	while (m->entries_next <= pg) {
-		if (!uniqd_map_page(m, m->entries_next))
+	while (*next <= pg) {
+		if (!uniqd_map_page(m, *next))
 			return NULL;
-		m->entries_next++;
-		/* Pairs with readers' acquire: entries below are in pages. */
-		smp_store_release(&m->hdr->entries_end,
-				  (u64)(m->entries_next - m->entries_pg) *
+		(*next)++;
+		smp_store_release(end, (u64)(*next - first) *
 				  (PAGE_SIZE / sizeof(u64)));
 	}
 	page = xa_load(&m->pages, pg);
-	return page + (idx & (PAGE_SIZE / sizeof(u64) - 1));
+	return page + (i & (PAGE_SIZE / sizeof(u64) - 1));
+}
+
+/* Make entries[idx] writable. */
+static u64 *uniqd_map_entry_slot(struct uniqd_map *m, u32 idx)
+{
+	return uniqd_map_word(m, m->entries_pg, &m->entries_next,
+			      &m->hdr->entries_end, idx);
+}
+
+/*
+ * classes[@class_id], the word that names the class's index array, in a
+ * page that exists: its kernel address, or NULL on -ENOMEM. Written by
+ * the class's index alone (index.c), with release.
+ */
+u64 *uniqd_map_class_word(struct uniqd_map *m, u32 class_id)
+{
+	u64 *w;
+
+	if (WARN_ON_ONCE(class_id >= m->hdr->classes_cap))
+		return NULL;
+	mutex_lock(&m->lock);
+	w = uniqd_map_word(m, m->classes_pg, &m->classes_next,
+			   &m->hdr->classes_end, class_id);
+	mutex_unlock(&m->lock);
+	return w;
+}
+
+/*
+ * A zeroed index array of 2^@log2 slots: its kernel address, contiguous,
+ * and its offset in the mapping in *@off; NULL if the index region is full
+ * or on -ENOMEM. Arrays under a page are packed into pages of their own
+ * (m->small); larger ones get whole pages, given back when retired.
+ */
+u64 *uniqd_map_index_alloc(struct uniqd_map *m, u32 log2, u64 *off)
+{
+	size_t bytes = sizeof(u64) << log2;
+	unsigned int n = DIV_ROUND_UP(bytes, PAGE_SIZE);
+	u64 *slots = NULL;
+
+	mutex_lock(&m->lock);
+	if (bytes < PAGE_SIZE && m->small &&
+	    PAGE_SIZE - m->small_used >= bytes) {
+		slots = (u64 *)(m->small + m->small_used);
+		*off = m->small_off + m->small_used;
+		m->small_used += bytes;
+		goto unlock;
+	}
+	if (n > m->index_pg + m->index_pages - m->index_next)
+		goto unlock;
+	slots = uniqd_map_alloc(m, m->index_next, n);
+	if (!slots)
+		goto unlock;
+	*off = (u64)m->index_next << PAGE_SHIFT;
+	/* Faults map the pages below index_next, and zero pages once freed. */
+	WRITE_ONCE(m->index_next, m->index_next + n);
+	if (bytes < PAGE_SIZE) {
+		/* The old small page's tail stays zero and unused. */
+		m->small = (u8 *)slots;
+		m->small_off = *off;
+		m->small_used = bytes;
+	}
+unlock:
+	mutex_unlock(&m->lock);
+	return slots;
+}
+
+/*
+ * Give back the index array at @off of 2^@log2 slots, which no published
+ * word names any more (retired, or built by a growth that failed). One of
+ * whole pages is unmapped and freed (uniqd_map_free()), and its offsets
+ * taken again if nothing was allocated after it; a small one stays.
+ */
+void uniqd_map_index_free(struct uniqd_map *m, u64 off, u32 log2)
+{
+	size_t bytes = sizeof(u64) << log2;
+	pgoff_t pg = off >> PAGE_SHIFT;
+	unsigned int n = bytes >> PAGE_SHIFT;
+
+	if (bytes < PAGE_SIZE)
+		return;
+	mutex_lock(&m->lock);
+	if (m->index_next == pg + n)
+		WRITE_ONCE(m->index_next, pg);
+	uniqd_map_free(m, pg, n);
+	mutex_unlock(&m->lock);
+}
+
+/*
+ * The kernel address of the index array at @off, or NULL if it was given
+ * back. Under rcu_read_lock(): the array stays until the caller leaves it.
+ */
+u64 *uniqd_map_index_slots(struct uniqd_map *m, u64 off)
+{
+	u8 *page = xa_load(&m->pages, off >> PAGE_SHIFT);
+
+	return page ? (u64 *)(page + offset_in_page(off)) : NULL;
+}
+
+/*
+ * The record at offset @off of the mapping, which a published slot named:
+ * kernel address. No lock: records are never freed before the pool.
+ */
+const struct uniqd_map_rec *uniqd_map_rec_at(struct uniqd_map *m, u64 off)
+{
+	const u8 *rec = xa_load(&m->pages, off >> PAGE_SHIFT);
+
+	if (WARN_ON_ONCE(!rec))
+		return NULL;
+	return (const struct uniqd_map_rec *)(rec + offset_in_page(off));
 }
 
 /*
@@ -427,7 +556,6 @@ const struct uniqd_map_rec *uniqd_map_entry(struct uniqd_map *m, u32 idx)
 {
 	pgoff_t pg = m->entries_pg + ((u64)idx * sizeof(u64) >> PAGE_SHIFT);
 	const u64 *page;
-	const u8 *rec;
 	u64 off;
 
 	if (!idx || idx >= m->hdr->entries_cap)
@@ -440,10 +568,7 @@ const struct uniqd_map_rec *uniqd_map_entry(struct uniqd_map *m, u32 idx)
 	if (!off)
 		return NULL;
 	/* The record's area is contiguous in the kernel from its first page. */
-	rec = xa_load(&m->pages, off >> PAGE_SHIFT);
-	if (WARN_ON_ONCE(!rec))
-		return NULL;
-	return (const struct uniqd_map_rec *)(rec + offset_in_page(off));
+	return uniqd_map_rec_at(m, off);
 }
 
 /*
@@ -519,6 +644,7 @@ int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 	if (IS_ERR(rec))
 		return PTR_ERR(rec);
 	s->rec = rec;
+	s->idx = idx;
 	s->class_id = class_id;
 	s->data = data;
 	s->len = len;
@@ -562,6 +688,7 @@ void uniqd_map_entry_publish(struct uniqd_map_slot *s)
 	/* The space is zero: the padding after the content stays so. */
 	s->rec->class_id = s->class_id;
 	s->rec->len = s->len;
+	s->rec->idx = s->idx;
 	memcpy(s->rec->data, s->data, s->len);
 	/* Pairs with readers' acquire of entries[idx]: the record is whole. */
 	smp_store_release(s->entry, s->off);
@@ -569,11 +696,8 @@ void uniqd_map_entry_publish(struct uniqd_map_slot *s)
 
 void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st)
 {
-	mutex_lock(&m->lock);
-	st->map_bytes = m->bytes;
+	st->map_bytes = READ_ONCE(m->bytes);
 	st->map_size = (u64)m->map_pages << PAGE_SHIFT;
-	uniqd_index_stats(&m->index, st);
-	mutex_unlock(&m->lock);
 }
 
 /*

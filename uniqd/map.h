@@ -12,26 +12,12 @@
 #include <linux/xarray.h>
 #include <uapi/linux/uniqd.h>
 
-#include "index.h"
-
 struct inode;
 struct vm_area_struct;
 struct uniqd_map_vm;
 
 /* Records of up to 1/8 of a chunk are bump-allocated in 64 KiB chunks. */
 #define UNIQD_MAP_CHUNK_PAGES	16U
-/*
- * The first index array (1024 slots, 8 KiB); doubled when more than half
- * full. On pages of 16 KiB or more the first arrays fit in one page, whose
- * give-back takes paths of their own: the build option UNIQD_INDEX_ONE_PAGE
- * (Kbuild) makes the first array one page on 4 KiB pages too, so that
- * those paths run on x86 (Documentation/testing.rst).
- */
-#ifdef UNIQD_INDEX_ONE_PAGE
-#define UNIQD_MAP_INDEX_MIN_LOG2	(PAGE_SHIFT - 3U)
-#else
-#define UNIQD_MAP_INDEX_MIN_LOG2	10U
-#endif
 
 /*
  * Every page of the mapping is a whole zeroed page of its own, charged to
@@ -42,15 +28,15 @@ struct uniqd_map_vm;
  */
 struct uniqd_map {
 	/*
-	 * Guards everything below but pages, hdr and the geometry, which
-	 * are set before the pool is published. The writers' lock of the one
-	 * table (entry.c): an entry is paid for and created, its record and
-	 * handle slot allocated and it is placed in the index (or made
-	 * kernel-only) under it, and the index grows under it. A mutex: what
-	 * runs under it may sleep (allocations, a give-back's
-	 * unmap_mapping_range()); user memory is never touched under it.
-	 * What nests under it and what it never nests under: design.rst,
-	 * "Locking", the one place the lock order is written.
+	 * The allocator's lock: guards everything below but pages, hdr and
+	 * the geometry, which are set before the pool is published, and the
+	 * pool's handle counter (pool->nr_entries). Held only for a moment:
+	 * to take a handle and a record's space, a page of entries[] or
+	 * classes[], or an index array, or to give one back. A mutex: page
+	 * allocation and a give-back's unmap_mapping_range() may sleep; user
+	 * memory is never touched under it. Taken under a class's lock
+	 * (cls->lock), never the other way: design.rst, "Locking", the one
+	 * place the lock order is written.
 	 */
 	struct mutex lock;
 	/* VMAs mapping the pool now (mmap, vm_ops open/close); no lock. */
@@ -77,12 +63,14 @@ struct uniqd_map {
 	pgoff_t map_pages;		/* hdr->map_size in pages */
 
 	pgoff_t entries_pg;		/* first page of each region */
+	pgoff_t classes_pg;
 	pgoff_t index_pg;
 	pgoff_t records_pg;
 	pgoff_t index_pages;		/* pages of the index region */
 	pgoff_t records_pages;
 
 	pgoff_t entries_next;		/* next entries page to allocate */
+	pgoff_t classes_next;		/* and classes page */
 	/* Next free page of the index region; read by faults, no lock. */
 	pgoff_t index_next;
 	pgoff_t records_next;		/* and of the record region */
@@ -95,7 +83,15 @@ struct uniqd_map {
 	u64 spare_off;
 	u32 spare_pages;
 
-	struct uniqd_index index;	/* its slots (index.h) */
+	/*
+	 * Index arrays smaller than a page are packed into pages of their
+	 * own, 256-byte aligned, and never given back: the page being
+	 * filled, its offset and the bytes of it handed out.
+	 */
+	u8 *small;
+	u64 small_off;
+	u32 small_used;
+
 	/* Pages allocated, in bytes; WRITE_ONCE(): POOLS reads it unlocked. */
 	u64 bytes;
 
@@ -113,10 +109,12 @@ struct uniqd_map_slot {
 	/* What uniqd_map_entry_publish() writes into the record. */
 	u32 class_id;
 	u32 len;
+	u32 idx;
 	const void *data;
 };
 
-int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries);
+int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries,
+		   u32 max_classes);
 void uniqd_map_destroy(struct uniqd_map *m);
 void *uniqd_map_alloc(struct uniqd_map *m, pgoff_t pg, unsigned int n);
 void uniqd_map_free(struct uniqd_map *m, pgoff_t pg, unsigned int n);
@@ -128,6 +126,11 @@ int uniqd_map_entry_new(struct uniqd_map *m, u32 idx, u32 class_id,
 bool uniqd_map_entry_unnew(struct uniqd_map *m, struct uniqd_map_slot *s);
 void uniqd_map_entry_publish(struct uniqd_map_slot *s);
 const struct uniqd_map_rec *uniqd_map_entry(struct uniqd_map *m, u32 idx);
+const struct uniqd_map_rec *uniqd_map_rec_at(struct uniqd_map *m, u64 off);
+u64 *uniqd_map_class_word(struct uniqd_map *m, u32 class_id);
+u64 *uniqd_map_index_alloc(struct uniqd_map *m, u32 log2, u64 *off);
+void uniqd_map_index_free(struct uniqd_map *m, u64 off, u32 log2);
+u64 *uniqd_map_index_slots(struct uniqd_map *m, u64 off);
 
 void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st);
 int uniqd_map_mmap(struct uniqd_map *m, struct vm_area_struct *vma);

@@ -155,6 +155,7 @@ static void uniqd_pool_classes_free(struct uniqd_pool *pool)
 			uniqd_table_destroy(cls->kernel_only);
 			kfree(cls->kernel_only);
 		}
+		uniqd_index_destroy(&cls->index);
 		kfree(cls);
 		cond_resched();
 	}
@@ -211,7 +212,8 @@ static struct uniqd_pool *uniqd_pool_new(const struct uniqd_attach_req *req)
 	ret = uniqd_quota_charge(pool, 0, 0, 1);
 	if (ret)
 		goto fail;
-	ret = uniqd_map_init(&pool->map, pool->max_bytes, pool->max_entries);
+	ret = uniqd_map_init(&pool->map, pool->max_bytes, pool->max_entries,
+			     pool->max_classes);
 	if (ret)
 		goto fail;
 	ret = -ENOMEM;
@@ -430,6 +432,7 @@ static void uniqd_pool_counts(struct uniqd_pool *pool, struct uniqd_stats *st)
 		struct uniqd_table *t = smp_load_acquire(&cls->kernel_only);
 		u32 slots;
 
+		uniqd_index_stats(&cls->index, st);
 		if (!t)
 			continue;
 		slots = uniqd_table_size(t);

@@ -14,6 +14,7 @@
 #include <linux/uidgid.h>
 #include <linux/xarray.h>
 
+#include "index.h"
 #include "map.h"
 #include "table.h"
 #include "uniqd.h"
@@ -22,21 +23,23 @@ struct crypto_shash;
 struct ipc_namespace;
 
 /*
- * A class: its name record and the kernel-only part of its level-2 table
- * (entry.c: its kernel-only entries, not in the mapped index). Published
- * once in pool->classes and never changed or freed before the pool.
- * (Not "struct uniqd_class": the uapi header has that name.)
+ * A class: its name record and its level-2 table, the class's own mapped
+ * index (index.c, with the class's writers' lock) and the kernel-only
+ * entries not in it (entry.c). Published once in pool->classes and never
+ * changed or freed before the pool. (Not "struct uniqd_class": the uapi
+ * header has that name.)
  */
 struct uniqd_kclass {
+	struct uniqd_index index;	/* its lock guards the class's entries */
 	/*
-	 * Its kernel-only entries: NULL until the first one. Set
-	 * once under map.lock with release; read with acquire, no lock.
+	 * Its kernel-only entries: NULL until the first one. Set once under
+	 * index.lock with release; read with acquire, no lock.
 	 */
 	struct uniqd_table *kernel_only;
 	struct uniqd_pool *pool;
 	u32 id;
 	struct uniqd_rec *name;		/* data = the name, idx = id */
-	u64 entries;			/* as the pool's nr_entries */
+	u64 entries;			/* under index.lock, WRITE_ONCE() */
 };
 
 struct uniqd_pcpu_stats {
@@ -85,10 +88,10 @@ struct uniqd_pool {
 	/* kmalloc()ed: classes, names, kernel-only records (STATS) */
 	atomic64_t kernel_bytes;
 	/*
-	 * Entries (hence the last handle's index) and their content bytes:
-	 * written only under map.lock, with WRITE_ONCE(); read with
-	 * READ_ONCE() anywhere (no atomic read-modify-write on the create
-	 * path).
+	 * Entries (hence the last handle's index, taken but maybe not yet
+	 * published) and their content bytes: written only under map.lock,
+	 * with WRITE_ONCE(); read with READ_ONCE() anywhere (no atomic
+	 * read-modify-write on the create path).
 	 */
 	u64 nr_entries;
 	u64 content_bytes;

@@ -572,8 +572,7 @@ static void intern_bad_pointer(struct kunit *test)
 }
 
 /*
- * 2000 entries in one class: the one table (the mapped index) grows 1024 ->
- * 4096 slots, and the class has a kernel-only table only if a full window
+ * 2000 entries in one class: its mapped index grows 32 -> 4096 slots, and the class has a kernel-only table only if a full window
  * made one of its entries kernel-only;
  * handles are dense and every one still resolves and is found again.
  */
@@ -967,38 +966,36 @@ static u64 uk_map_word(struct uniqd_map *m, u64 off)
 /* What a reader finds for (@cls, @data): the idx, or 0. */
 static u32 uk_map_find(struct uniqd_map *m, u32 cls, const void *data, u32 len)
 {
-	u64 w, h, mask, off;
-	u32 tag, i;
+	u64 w, h, mask, off, v, roff;
+	u32 i;
 
-	/* As a reader of the mapping would: pairs with index.c's release. */
-	w = smp_load_acquire(&m->hdr->index);
-
+	/* As a reader of the mapping would: classes[cls], then its array. */
+	w = uk_map_word(m, m->hdr->classes_off + 8 * (u64)cls);
 	if (!w)
 		return 0;
 	mask = (1ULL << UNIQD_MAP_INDEX_LOG2(w)) - 1;
 	off = UNIQD_MAP_INDEX_OFF(w);
 	h = uniqd_maphash(m->hdr->hash_seed[0], m->hdr->hash_seed[1], cls, data, len);
-	tag = h >> 32;
 	for (i = 0; i < UNIQD_MAP_PROBE; i++) {
-		u64 v = uk_map_word(m, off + 8 * ((tag + i) & mask));
-		u64 roff;
-
+		v = uk_map_word(m, off + 8 * ((h + i) & mask));
 		if (!v)
 			return 0;
-		if ((u32)(v >> 32) != tag)
+		roff = UNIQD_MAP_SLOT_OFF(v);
+		if (UNIQD_MAP_SLOT_TAG(v) != UNIQD_MAP_SLOT_TAG(h) ||
+		    roff < m->hdr->records_off)
 			continue;
-		roff = uk_map_word(m, m->hdr->entries_off + 8 * (u32)v);
 		if (uk_map_word(m, roff) == ((u64)len << 32 | cls))
-			return (u32)v;
+			return (u32)uk_map_word(m, roff + 8);
 	}
 	return 0;
 }
 
 /*
- * 3000 entries: the index doubles from 1024 slots to 8192; every entry is
- * found through the current array, and each retired array was given back:
- * its pages are out of the map (a process reads the zero page there) and
- * only the current array's bytes are counted.
+ * 3000 entries in one class: its index doubles from 32 slots to 8192;
+ * every entry is found through the current array. The arrays under a page
+ * stay (packed, never given back); each retired array of a page or more
+ * was given back: its pages are out of the map (a process reads the zero
+ * page there) and only the current array's bytes are counted of those.
  */
 static void map_index_growth(struct kunit *test)
 {
@@ -1007,32 +1004,31 @@ static void map_index_growth(struct kunit *test)
 	struct uniqd_kclass *cls = uk_class(test, pool, "c");
 	void __user *ubuf = uk_user_buf(test);
 	struct uniqd_map *m = &pool->map;
-	u64 first = 0, h;
+	u64 first = 0, big = 0, w, h;
 	u32 k, j, len, found;
-	bool created, retired = false;
+	bool created;
 	char key[80];
 
 	for (k = 0; k < n; k++) {
 		len = uk_key(k, key);
 		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, key, len, true,
 						&h, &created), 0);
-		/* The first array's word (this thread wrote it). */
+		/* The class's word (this thread wrote it). */
+		w = READ_ONCE(*cls->index.word);
 		if (!first)
-			first = READ_ONCE(m->hdr->index);
-		/*
-		 * The insert that grew the index gave the first array back.
-		 * (Not at a fixed k: an entry made kernel-only by a full
-		 * window grows it later.)
-		 */
-		if (!retired && READ_ONCE(m->hdr->index) != first)
-			retired = true;
+			first = w;
+		if (UNIQD_MAP_INDEX_LOG2(w) == 10)
+			big = w;
 	}
-	KUNIT_EXPECT_TRUE(test, retired);
-	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_LOG2(first), 10U);
-	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_LOG2(m->hdr->index), 13U);
+	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_LOG2(first), 5U);
+	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_LOG2(big), 10U);
+	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_LOG2(*cls->index.word), 13U);
+	/* The first array is still there; the 8 KiB one was given back. */
+	KUNIT_EXPECT_NOT_NULL(test, xa_load(&m->pages,
+					    UNIQD_MAP_INDEX_OFF(first) >> PAGE_SHIFT));
 	for (j = 0; j < 2; j++)
 		KUNIT_EXPECT_NULL(test, xa_load(&m->pages,
-						(UNIQD_MAP_INDEX_OFF(first) >> PAGE_SHIFT) + j));
+						(UNIQD_MAP_INDEX_OFF(big) >> PAGE_SHIFT) + j));
 
 	found = 0;
 	for (k = 0; k < n; k++) {
@@ -1042,8 +1038,44 @@ static void map_index_growth(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, found + uk_stats(pool).map_overflow, (u64)n);
 	KUNIT_EXPECT_EQ(test, (u64)found, uk_stats(pool).map_indexed);
 	KUNIT_EXPECT_EQ(test, uk_stats(pool).index_slots, 8192ULL);
-	/* Only the current array: 8192 slots of 8 bytes. */
-	KUNIT_EXPECT_EQ(test, uk_stats(pool).index_bytes, 8192ULL * 8);
+	/* The current array, 8192 slots, and the four small ones before it. */
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).index_bytes,
+			8192ULL * 8 + (32 + 64 + 128 + 256) * 8);
+}
+
+/*
+ * Two classes, two arrays: each class's word names its own, and one
+ * class's growth leaves the other's word as it was.
+ */
+static void map_index_per_class(struct kunit *test)
+{
+	struct uniqd_pool *pool = uk_pool(test, "map-classes", 0, 0, 0);
+	struct uniqd_kclass *a = uk_class(test, pool, "a");
+	struct uniqd_kclass *b = uk_class(test, pool, "b");
+	void __user *ubuf = uk_user_buf(test);
+	struct uniqd_map *m = &pool->map;
+	u64 h, wb;
+	bool created;
+	char key[80];
+	u32 k, len;
+
+	len = uk_key(0, key);
+	KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, b, key, len, true, &h,
+					&created), 0);
+	wb = READ_ONCE(*b->index.word);
+	for (k = 0; k < 100; k++) {
+		len = uk_key(k, key);
+		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, a, key, len, true,
+						&h, &created), 0);
+		KUNIT_EXPECT_EQ(test, uk_map_find(m, a->id, key, len), (u32)h);
+	}
+	KUNIT_EXPECT_EQ(test, READ_ONCE(*b->index.word), wb);
+	KUNIT_EXPECT_NE(test, UNIQD_MAP_INDEX_OFF(*a->index.word),
+			UNIQD_MAP_INDEX_OFF(wb));
+	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_LOG2(*a->index.word), 8U);
+	len = uk_key(0, key);
+	KUNIT_EXPECT_EQ(test, uk_map_find(m, b->id, key, len), 1U);
+	KUNIT_EXPECT_EQ(test, uk_stats(pool).index_slots, 256ULL + 32);
 }
 
 /* The header says what the pool is, and never holds a kernel address. */
@@ -1055,9 +1087,11 @@ static void map_header(struct kunit *test)
 	unsigned int i;
 
 	KUNIT_EXPECT_EQ(test, hd->magic, UNIQD_MAP_MAGIC);
+	KUNIT_EXPECT_EQ(test, hd->version, 2U);
 	KUNIT_EXPECT_EQ(test, hd->entries_cap, 1001ULL);
+	KUNIT_EXPECT_EQ(test, hd->classes_cap, (u64)pool->max_classes + 1);
 	KUNIT_EXPECT_EQ(test, hd->handle_base, uniqd_handle(pool, 0));
-	KUNIT_EXPECT_EQ(test, hd->index, 0ULL);
+	KUNIT_EXPECT_EQ(test, hd->index_v1, 0ULL);
 	for (i = 0; i < PAGE_SIZE / 8; i++)
 		KUNIT_EXPECT_FALSE(test, w[i] >= PAGE_OFFSET &&
 				   w[i] != hd->hash_seed[0] &&
@@ -1127,60 +1161,64 @@ static void map_unpublished_never_written(struct kunit *test)
  * and takes its offsets again: memory, index_bytes and the index region are
  * as before, and the next growth uses the same offsets. (Before 1.7 each
  * failure kept its array and burned its offsets, so one failure capped the
- * index at half its size.) The growth is made to fail by an entry that is
- * kernel-only in its array and a hand-off that fails: 17 slots of one tag,
- * placed by hand.
+ * index at half its size.) 300 entries make the class's array 1024 slots,
+ * two pages; the growth is made due by hand and failed by the caller, as
+ * entry.c does when a hand-off to the kernel-only table fails.
  */
 static void map_failed_growth_gives_back(struct kunit *test)
 {
 	struct uniqd_pool *pool = uk_pool(test, "map-growfail", 0, 0, 0);
+	struct uniqd_kclass *cls = uk_class(test, pool, "c");
+	void __user *ubuf = uk_user_buf(test);
 	struct uniqd_map *m = &pool->map;
-	struct uniqd_index *ix = &m->index;
-	u64 word, bytes, index_bytes, tag = 100;
+	struct uniqd_index *ix = &cls->index;
+	u64 word, bytes, index_bytes, indexed, h;
 	struct uniqd_index_growth g;
+	bool created;
+	char key[80];
 	pgoff_t next;
-	u32 i, half;
+	u32 k, len;
 
-	mutex_lock(&m->lock);
-	/* The first array, then 17 entries whose window holds 16. */
-	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, &g));
-	KUNIT_EXPECT_EQ(test, g.nkernel_only, 0U);
-	uniqd_index_grow_end(m, &g);
-	KUNIT_ASSERT_NOT_NULL(test, uniqd_index_reserve(m, 0));
-	ix->slots[0] = tag << 32 | 1;
-	for (i = 0; i < UNIQD_MAP_PROBE; i++)
-		ix->slots[tag + i] = tag << 32 | (i + 2);
-	half = 1U << (ix->log2 - 1);
-	ix->indexed = half;
-	word = m->hdr->index;
+	for (k = 0; k < 300; k++) {
+		len = uk_key(k, key);
+		KUNIT_ASSERT_EQ(test, uk_intern(ubuf, pool, cls, key, len, true,
+						&h, &created), 0);
+	}
+	mutex_lock(&ix->lock);
+	KUNIT_ASSERT_EQ(test, ix->log2, 10U);
+	indexed = ix->indexed;
+	ix->indexed = 1U << (ix->log2 - 1);
+	word = *ix->word;
 	next = m->index_next;
 	bytes = m->bytes;
 	index_bytes = ix->bytes;
 
-	/*
-	 * More than half full: a growth is due, and it leaves one entry out,
-	 * whose hand-off to a kernel-only table fails.
-	 */
-	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, &g));
-	KUNIT_EXPECT_EQ(test, g.nkernel_only, 1U);
-	uniqd_index_grow_abort(m, &g, -ENOMEM);
-	KUNIT_EXPECT_EQ(test, m->hdr->index, word);
+	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, ix, cls->id, &g));
+	uniqd_index_grow_abort(m, ix, &g, -ENOMEM);
+	KUNIT_EXPECT_EQ(test, *ix->word, word);
 	KUNIT_EXPECT_EQ(test, m->index_next, next);
 	KUNIT_EXPECT_EQ(test, m->bytes, bytes);
 	KUNIT_EXPECT_EQ(test, ix->bytes, index_bytes);
-	KUNIT_EXPECT_EQ(test, ix->nkernel_only, 0U);
 	/* Given back: no page at the failed array's first offset. */
 	KUNIT_EXPECT_NULL(test, xa_load(&m->pages, next));
 
 	/* Again, and it works: in the same offsets. */
-	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, &g));
-	uniqd_index_grow_end(m, &g);
-	KUNIT_EXPECT_NE(test, m->hdr->index, word);
-	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_OFF(m->hdr->index) >> PAGE_SHIFT,
+	ix->indexed = 1U << (ix->log2 - 1);
+	KUNIT_ASSERT_TRUE(test, uniqd_index_grow_begin(m, ix, cls->id, &g));
+	uniqd_index_grow_end(m, ix, &g);
+	KUNIT_EXPECT_NE(test, *ix->word, word);
+	KUNIT_EXPECT_EQ(test, UNIQD_MAP_INDEX_OFF(*ix->word) >> PAGE_SHIFT,
 			(u64)next);
 	KUNIT_EXPECT_EQ(test, m->index_next,
 			next + DIV_ROUND_UP(sizeof(u64) << ix->log2, PAGE_SIZE));
-	mutex_unlock(&m->lock);
+	KUNIT_EXPECT_EQ(test, ix->indexed + ix->nkernel_only, indexed);
+	mutex_unlock(&ix->lock);
+	indexed = 0;
+	for (k = 0; k < 300; k++) {
+		len = uk_key(k, key);
+		indexed += uk_map_find(m, cls->id, key, len) == k + 1;
+	}
+	KUNIT_EXPECT_EQ(test, indexed + uk_stats(pool).map_overflow, 300ULL);
 }
 
 static struct kunit_case uniqd_pool_cases[] = {
@@ -1205,6 +1243,7 @@ static struct kunit_case uniqd_pool_cases[] = {
 	KUNIT_CASE(intern_concurrent),
 	KUNIT_CASE(map_header),
 	KUNIT_CASE(map_index_growth),
+	KUNIT_CASE(map_index_per_class),
 	KUNIT_CASE(pool_list_without_map_lock),
 	KUNIT_CASE(map_unpublished_never_written),
 	KUNIT_CASE(map_failed_growth_gives_back),
