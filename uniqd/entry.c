@@ -48,19 +48,19 @@ static int uniqd_ekey_khash(struct uniqd_pool *pool, struct uniqd_ekey *k)
 	return ret;
 }
 
-/* The entry of @k in @cls: its index in *@idx, or 0. */
-static int uniqd_entry_find(struct uniqd_pool *pool, struct uniqd_kclass *cls,
-			    struct uniqd_ekey *k, u32 *idx)
+/*
+ * The entry of @k in @cls's kernel-only table: its index in *@idx, or 0.
+ * For a key whose window is full; no lock.
+ */
+static int uniqd_entry_find_kernel_only(struct uniqd_pool *pool,
+					struct uniqd_kclass *cls,
+					struct uniqd_ekey *k, u32 *idx)
 {
 	struct uniqd_table *t;
 	struct uniqd_rec *rec;
-	bool full;
 	int ret;
 
-	*idx = uniqd_index_find(&pool->map, &cls->index, k->ihash, cls->id,
-				k->data, k->len, &full);
-	if (*idx || !full)
-		return 0;
+	*idx = 0;
 	/* Pairs with the release in uniqd_entry_make_kernel_only(). */
 	t = smp_load_acquire(&cls->kernel_only);
 	if (!t)
@@ -71,6 +71,19 @@ static int uniqd_entry_find(struct uniqd_pool *pool, struct uniqd_kclass *cls,
 	rec = uniqd_table_find(t, k->khash, k->data, k->len);
 	*idx = rec ? rec->idx : 0;
 	return 0;
+}
+
+/* The entry of @k in @cls: its index in *@idx, or 0. */
+static int uniqd_entry_find(struct uniqd_pool *pool, struct uniqd_kclass *cls,
+			    struct uniqd_ekey *k, u32 *idx)
+{
+	bool full;
+
+	*idx = uniqd_index_find(&pool->map, &cls->index, k->ihash, cls->id,
+				k->data, k->len, &full);
+	if (*idx || !full)
+		return 0;
+	return uniqd_entry_find_kernel_only(pool, cls, k, idx);
 }
 
 /* Runs under the kernel-only table's lock, before the record is found. */
@@ -159,7 +172,7 @@ static int uniqd_entry_move_kernel_only(struct uniqd_kclass *cls, u64 off)
 
 /*
  * Grow the class's index if one more entry is due a larger array (its
- * lock held). index.c builds the new array aside and names the entries
+ * lock held, ix->grow taken here for writing). index.c builds the new array aside and names the entries
  * the current one holds that are kernel-only in it; each is made findable
  * in the class's kernel-only table here, and only then is the new array
  * published. If one cannot be, the growth is given back and the current
@@ -174,8 +187,10 @@ static void uniqd_entry_grow_index(struct uniqd_kclass *cls)
 	u32 i;
 
 	lockdep_assert_held(&ix->lock);
+	/* Creators in the current array are done, and none start anew. */
+	down_write(&ix->grow);
 	if (!uniqd_index_grow_begin(m, ix, cls->id, &g))
-		return;
+		goto unlock;
 	for (i = 0; !ret && i < g.nkernel_only; i++) {
 		ret = uniqd_entry_move_kernel_only(cls, g.kernel_only[i]);
 		if (!(i & 1023))
@@ -185,6 +200,8 @@ static void uniqd_entry_grow_index(struct uniqd_kclass *cls)
 		uniqd_index_grow_abort(m, ix, &g, ret);
 	else
 		uniqd_index_grow_end(m, ix, &g);
+unlock:
+	up_write(&ix->grow);
 }
 
 /*
@@ -289,24 +306,102 @@ static bool uniqd_entry_untake(struct uniqd_pool *pool, struct uniqd_ekey *k,
 }
 
 /*
- * Create @k, whose window in its class's array is full, kernel-only. Its
- * handle is taken and its record published only inside the kernel-only
- * insert, which can fail: map->lock is held from taking them to the end,
- * so that a failure gives both back. *@back says whether its max_bytes go
- * back with its space.
+ * Reserve max_bytes for @run->keys[@i] and pay for it out of the run.
+ * Errors: -EDQUOT, -ENOMEM.
  */
-static int uniqd_entry_create_kernel_only(struct uniqd_pool *pool,
-					  struct uniqd_ekey *k, bool *back)
+static int uniqd_entry_charge(struct uniqd_pool *pool, struct uniqd_erun *run,
+			      u32 i)
 {
-	struct uniqd_kclass *cls = k->cls;
+	size_t size = UNIQD_REC_SIZE(run->keys[i].len);
+	int ret;
+
+	if (!uniqd_pool_reserve(pool, size)) {
+		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, -EDQUOT);
+		return -EDQUOT;
+	}
+	ret = uniqd_entry_pay(pool, run, i);
+	if (ret)
+		uniqd_pool_unreserve(pool, size);
+	return ret;
+}
+
+/*
+ * Undo uniqd_entry_charge(): the payment goes back to the run, which gives
+ * back what it did not spend; max_bytes only if the space went back too
+ * (@back): what still takes room in the records region (sized from
+ * max_bytes) stays counted.
+ */
+static void uniqd_entry_refund(struct uniqd_pool *pool, struct uniqd_erun *run,
+			       u32 i, bool back)
+{
+	size_t size = UNIQD_REC_SIZE(run->keys[i].len);
+
+	run->bytes += size;
+	run->entries++;
+	if (back)
+		uniqd_pool_unreserve(pool, size);
+}
+
+/*
+ * Create @run->keys[@i] in the slot of its class's array it claimed: its
+ * handle, its record, then the slot filled; or, on an error, the slot
+ * killed. Errors: -EDQUOT (a limit), -ENOMEM.
+ */
+static int uniqd_entry_place(struct uniqd_pool *pool, struct uniqd_erun *run,
+			     u32 i, u64 *slot)
+{
+	struct uniqd_ekey *k = &run->keys[i];
+	struct uniqd_index *ix = &k->cls->index;
 	struct uniqd_map_slot s;
 	int ret;
 	u32 n;
 
+	ret = uniqd_entry_charge(pool, run, i);
+	if (ret)
+		goto kill;
+	/* The handle and the space: all that the pool's creators share. */
+	mutex_lock(&pool->map.lock);
+	ret = uniqd_entry_take(pool, k, &s, &n);
+	mutex_unlock(&pool->map.lock);
+	if (ret) {
+		uniqd_entry_refund(pool, run, i, true);
+		goto kill;
+	}
+	uniqd_map_entry_publish(&s);
+	uniqd_index_fill(ix, slot, k->ihash, s.off);
+	k->idx = n;
+	k->created = true;
+	return 0;
+
+kill:
+	uniqd_index_kill(ix, slot);
+	return ret;
+}
+
+/*
+ * Create @run->keys[@i], whose window in its class's array is full,
+ * kernel-only (the class's lock held). Its handle is taken and its record
+ * published only inside the kernel-only insert, which can fail: map->lock
+ * is held from taking them to the end, so that a failure gives both back.
+ * Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
+ */
+static int uniqd_entry_create_kernel_only(struct uniqd_pool *pool,
+					  struct uniqd_erun *run, u32 i)
+{
+	struct uniqd_ekey *k = &run->keys[i];
+	struct uniqd_kclass *cls = k->cls;
+	struct uniqd_map_slot s;
+	bool back = true;
+	int ret;
+	u32 n;
+
+	lockdep_assert_held(&cls->index.lock);
 	/* Room to place it again first: it must not be forgotten. */
 	ret = uniqd_index_kernel_only_room(&cls->index);
 	if (!ret)
 		ret = uniqd_ekey_khash(pool, k);
+	if (!ret)
+		ret = uniqd_entry_charge(pool, run, i);
 	if (ret)
 		return ret;
 	mutex_lock(&pool->map.lock);
@@ -316,19 +411,56 @@ static int uniqd_entry_create_kernel_only(struct uniqd_pool *pool,
 	ret = uniqd_entry_make_kernel_only(cls, k->khash, n, s.rec->data,
 					   k->len, &s);
 	if (ret) {
-		*back = uniqd_entry_untake(pool, k, &s);
+		back = uniqd_entry_untake(pool, k, &s);
 		goto unlock;
 	}
 	uniqd_index_set_kernel_only(&cls->index, s.off);
 	k->idx = n;
+	k->created = true;
 unlock:
 	mutex_unlock(&pool->map.lock);
+	if (ret)
+		uniqd_entry_refund(pool, run, i, back);
 	return ret;
 }
 
 /*
- * Create the entry of @run->keys[@i], which its class's lock (held) has
- * kept absent since it was looked for: k->idx. Errors: -EDQUOT (a limit),
+ * The slow path of uniqd_entry_create(), under the class's lock: grow the
+ * index if it is due, then claim a slot again, or find or create the entry
+ * kernel-only if its window is full.
+ */
+static int uniqd_entry_create_locked(struct uniqd_pool *pool,
+				     struct uniqd_erun *run, u32 i)
+{
+	struct uniqd_ekey *k = &run->keys[i];
+	struct uniqd_kclass *cls = k->cls;
+	struct uniqd_index *ix = &cls->index;
+	u64 *slot;
+	int ret;
+
+	lockdep_assert_held(&ix->lock);
+	if (uniqd_index_due(ix))
+		uniqd_entry_grow_index(cls);
+	switch (uniqd_index_claim(&pool->map, ix, k->ihash, cls->id, k->data,
+				  k->len, &slot, &k->idx)) {
+	case UNIQD_CLAIM_FOUND:
+		return 0;
+	case UNIQD_CLAIM_SLOT:
+		return uniqd_entry_place(pool, run, i, slot);
+	case UNIQD_CLAIM_FULL:
+		break;
+	}
+	ret = uniqd_entry_find_kernel_only(pool, cls, k, &k->idx);
+	if (ret || k->idx)
+		return ret;
+	return uniqd_entry_create_kernel_only(pool, run, i);
+}
+
+/*
+ * Create @run->keys[@i], absent when it was looked up, unless another
+ * creator was first: k->idx either way. Creators of one class wait for
+ * each other only for a slot that may be the same content's; a growth
+ * and a full window take the class's lock. Errors: -EDQUOT (a limit),
  * -ENOMEM, or the keyed hash's.
  */
 static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
@@ -336,65 +468,30 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 {
 	struct uniqd_ekey *k = &run->keys[i];
 	struct uniqd_kclass *cls = k->cls;
-	size_t size = UNIQD_REC_SIZE(k->len);
-	struct uniqd_map_slot s;
-	bool back = true;
+	struct uniqd_index *ix = &cls->index;
+	enum uniqd_claim claim = UNIQD_CLAIM_FULL;
 	u64 *slot;
-	int ret;
-	u32 n;
+	int ret = 0;
 
-	lockdep_assert_held(&cls->index.lock);
-	if (!uniqd_pool_reserve(pool, size)) {
-		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, -EDQUOT);
-		return -EDQUOT;
+	if (!uniqd_index_due(ix)) {
+		down_read(&ix->grow);
+		claim = uniqd_index_claim(&pool->map, ix, k->ihash, cls->id,
+					  k->data, k->len, &slot, &k->idx);
+		if (claim == UNIQD_CLAIM_SLOT)
+			ret = uniqd_entry_place(pool, run, i, slot);
+		up_read(&ix->grow);
 	}
-	ret = uniqd_entry_pay(pool, run, i);
-	if (ret)
-		goto unreserve;
-	uniqd_entry_grow_index(cls);
-	slot = uniqd_index_reserve(&cls->index, k->ihash);
-	if (!slot) {
-		ret = uniqd_entry_create_kernel_only(pool, k, &back);
-		if (ret)
-			goto refund;
-		goto created;
+	if (claim == UNIQD_CLAIM_FULL) {
+		mutex_lock(&ix->lock);
+		ret = uniqd_entry_create_locked(pool, run, i);
+		mutex_unlock(&ix->lock);
 	}
-	/*
-	 * The slot is this class's, and the class's lock is held: the handle
-	 * and the space are all that other classes' creators share.
-	 */
-	mutex_lock(&pool->map.lock);
-	ret = uniqd_entry_take(pool, k, &s, &n);
-	mutex_unlock(&pool->map.lock);
-	if (ret)
-		goto refund;
-	uniqd_map_entry_publish(&s);
-	uniqd_index_set(&cls->index, slot, k->ihash, s.off);
-	k->idx = n;
-created:
-	WRITE_ONCE(cls->entries, cls->entries + 1);
-	trace_uniqd_entry_create(uniqd_handle(pool, k->idx), cls->id, k->len);
-	k->created = true;
-	return 0;
-
-	/*
-	 * Its max_bytes go back only if its space did: what still takes room
-	 * in the records region (sized from max_bytes) stays counted. Its
-	 * charge goes back to the run, which gives back what it did not spend.
-	 */
-refund:
-	run->bytes += size;
-	run->entries++;
-unreserve:
-	if (back)
-		uniqd_pool_unreserve(pool, size);
 	return ret;
 }
 
 /*
  * Create the keys of @keys (looked up before) that have no entry, in
- * order, each under its class's lock (held across a run of keys of one
- * class): INTERN's one key and INTERN_BATCH's runs alike. Stops at the
+ * order: INTERN's one key and INTERN_BATCH's runs alike. Stops at the
  * first error: *@done is the number of keys handled before it (all of
  * them without one). Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
  */
@@ -402,38 +499,24 @@ int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 			   u32 n, u32 *done)
 {
 	struct uniqd_erun run = { .keys = keys, .n = n };
-	struct uniqd_kclass *locked = NULL;
 	int ret = 0;
 	u32 i;
 
-	*done = n;
-	for (i = 0; i < n && keys[i].idx; i++)
-		;
-	if (i == n)
-		return 0;
-	for (; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		struct uniqd_ekey *k = &keys[i];
 
 		if (k->idx)
 			continue;
-		if (k->cls != locked) {
-			if (locked)
-				mutex_unlock(&locked->index.lock);
-			locked = k->cls;
-			mutex_lock(&locked->index.lock);
-		}
-		/*
-		 * Another creator may have been first since the lookup (its
-		 * share of what the run charged is given back below).
-		 */
-		ret = uniqd_entry_find(pool, k->cls, k, &k->idx);
-		if (!ret && !k->idx)
-			ret = uniqd_entry_create(pool, &run, i);
+		ret = uniqd_entry_create(pool, &run, i);
 		if (ret)
 			break;
+		/* Made here, unless another creator was first. */
+		if (k->created) {
+			atomic64_inc(&k->cls->entries);
+			trace_uniqd_entry_create(uniqd_handle(pool, k->idx),
+						 k->cls->id, k->len);
+		}
 	}
-	if (locked)
-		mutex_unlock(&locked->index.lock);
 	if (run.entries)
 		uniqd_quota_uncharge(pool, run.bytes, run.entries);
 	*done = i;

@@ -52,6 +52,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/wait_bit.h>
 
 #include "index.h"
 #include "map.h"
@@ -73,6 +74,7 @@ u64 uniqd_index_hash(struct uniqd_map *m, u32 class_id, const void *data,
 void uniqd_index_init(struct uniqd_index *ix)
 {
 	mutex_init(&ix->lock);
+	init_rwsem(&ix->grow);
 }
 
 /*
@@ -245,12 +247,10 @@ bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index *ix,
 	int ret;
 
 	lockdep_assert_held(&ix->lock);
-	if (!ix->slots)
-		g->log2 = UNIQD_MAP_INDEX_MIN_LOG2;
-	else if ((ix->indexed + 1) * 2 > 1ULL << ix->log2)
-		g->log2 = ix->log2 + 1;
-	else
+	lockdep_assert_held_write(&ix->grow);
+	if (!uniqd_index_due(ix))
 		return false;
+	g->log2 = ix->slots ? ix->log2 + 1 : UNIQD_MAP_INDEX_MIN_LOG2;
 	g->kernel_only_before = ix->nkernel_only;
 	g->kept = 0;
 	ret = -ENOMEM;
@@ -271,7 +271,8 @@ bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index *ix,
 
 		if (!(i & 1023))
 			cond_resched();
-		if (!v)
+		/* Empty, or killed: no creator holds a slot now. */
+		if (UNIQD_MAP_SLOT_OFF(v) < m->hdr->records_off)
 			continue;
 		if (uniqd_index_place(m, g->slots, g->log2,
 				      UNIQD_MAP_SLOT_OFF(v))) {
@@ -291,9 +292,8 @@ bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index *ix,
 	return true;
 
 fail:
-	trace_uniqd_index_grow(uniqd_index_pool_id(m),
-			       ix->slots ? ix->log2 : 0, g->log2, ix->indexed,
-			       ret);
+	trace_uniqd_index_grow(uniqd_index_pool_id(m), ix->log2, g->log2,
+			       atomic_long_read(&ix->indexed), ret);
 	return false;
 }
 
@@ -310,9 +310,8 @@ void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index *ix,
 	if ((sizeof(u64) << g->log2) >= PAGE_SIZE)
 		WRITE_ONCE(ix->bytes, ix->bytes - (sizeof(u64) << g->log2));
 	uniqd_map_index_free(m, g->off, g->log2);
-	trace_uniqd_index_grow(uniqd_index_pool_id(m),
-			       ix->slots ? ix->log2 : 0, g->log2, ix->indexed,
-			       err);
+	trace_uniqd_index_grow(uniqd_index_pool_id(m), ix->log2, g->log2,
+			       atomic_long_read(&ix->indexed), err);
 }
 
 /*
@@ -324,10 +323,11 @@ void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index *ix,
 void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index *ix,
 			  struct uniqd_index_growth *g)
 {
-	u32 j, still = 0, old = ix->slots ? ix->log2 : 0;
+	u32 j, still = 0, old = ix->log2;
 	u64 old_off = ix->off;
 
 	lockdep_assert_held(&ix->lock);
+	lockdep_assert_held_write(&ix->grow);
 	for (j = 0; j < g->kernel_only_before; j++) {
 		u64 off = ix->kernel_only[j];
 
@@ -342,7 +342,8 @@ void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index *ix,
 		ix->kernel_only[still++] = ix->kernel_only[j];
 	/* indexed + nkernel_only is every entry, before and after. */
 	WRITE_ONCE(ix->nkernel_only, still);
-	WRITE_ONCE(ix->indexed, g->kept);
+	atomic_long_set(&ix->indexed, g->kept);
+	atomic_long_set(&ix->claimed, g->kept);
 	ix->slots = g->slots;
 	ix->off = g->off;
 	WRITE_ONCE(ix->log2, g->log2);
@@ -353,32 +354,95 @@ void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index *ix,
 			WRITE_ONCE(ix->bytes, ix->bytes - (sizeof(u64) << old));
 		uniqd_map_index_free(m, old_off, old);
 	}
-	trace_uniqd_index_grow(uniqd_index_pool_id(m), old, g->log2,
-			       ix->indexed, 0);
+	trace_uniqd_index_grow(uniqd_index_pool_id(m), old, g->log2, g->kept, 0);
 }
 
 /*
- * Where a new entry of index hash @hash goes in the class's current array:
- * its slot, or NULL if its window is full or there is no array (then the
- * caller makes it findable in the kernel-only table and calls
- * uniqd_index_set_kernel_only()). The caller grew the index first, if it
- * was due (uniqd_index_grow_begin()).
+ * Is a growth due before one more entry? There is no array yet, or one
+ * more slot taken would make it more than half full.
  */
-u64 *uniqd_index_reserve(struct uniqd_index *ix, u64 hash)
+bool uniqd_index_due(struct uniqd_index *ix)
 {
-	lockdep_assert_held(&ix->lock);
-	if (!ix->slots)
-		return NULL;
-	return uniqd_index_window(ix->slots, ix->log2, hash);
+	u32 log2 = READ_ONCE(ix->log2);
+
+	return !log2 || (atomic_long_read(&ix->claimed) + 1) * 2 > 1UL << log2;
 }
 
-/* Fill the reserved @slot with the entry whose record at @off is published. */
-void uniqd_index_set(struct uniqd_index *ix, u64 *slot, u64 hash, u64 off)
+/* A claimed slot, being filled: no record, the claimer's tag. */
+static u64 uniqd_index_busy(u64 hash)
 {
-	lockdep_assert_held(&ix->lock);
+	return UNIQD_MAP_SLOT(hash, 8);
+}
+
+/*
+ * Find the entry of index hash @hash holding @data in the class's current
+ * array, or claim the first empty slot of its window for it; the caller
+ * holds ix->grow for reading or ix->lock (no growth runs). A slot another
+ * creator claimed with the same tag may be for the same content: wait
+ * until it is filled or killed, then look at it again; so no two creators
+ * place one content. What was claimed is filled (uniqd_index_fill()) or
+ * killed (uniqd_index_kill()) before the lock is dropped; a killed slot
+ * stays taken (it is neither empty nor a match, like a claimed one) until
+ * the next growth: making it empty again would end the windows of entries
+ * placed after it.
+ */
+enum uniqd_claim uniqd_index_claim(struct uniqd_map *m, struct uniqd_index *ix,
+				   u64 hash, u32 class_id, const void *data,
+				   u32 len, u64 **slot, u32 *idx)
+{
+	u64 tag = UNIQD_MAP_SLOT_TAG(hash), records = m->hdr->records_off;
+	u64 busy = uniqd_index_busy(hash), mask, v, *s;
+	const struct uniqd_map_rec *r;
+	u32 i;
+
+	if (!ix->slots)
+		return UNIQD_CLAIM_FULL;
+	mask = (1ULL << ix->log2) - 1;
+	for (i = 0; i < UNIQD_MAP_PROBE; i++) {
+		s = &ix->slots[(hash + i) & mask];
+		/* Pairs with uniqd_index_fill(): the record is published. */
+		v = smp_load_acquire(s);
+		for (;;) {
+			if (!v) {
+				if (try_cmpxchg(s, &v, busy)) {
+					atomic_long_inc(&ix->claimed);
+					*slot = s;
+					return UNIQD_CLAIM_SLOT;
+				}
+			} else if (v == busy) {
+				wait_var_event(s, READ_ONCE(*s) != busy);
+			} else {
+				break;
+			}
+			v = smp_load_acquire(s);
+		}
+		if (UNIQD_MAP_SLOT_TAG(v) != tag ||
+		    UNIQD_MAP_SLOT_OFF(v) < records)
+			continue;
+		r = uniqd_map_rec_at(m, UNIQD_MAP_SLOT_OFF(v));
+		if (r && r->class_id == class_id && r->len == len &&
+		    !memcmp(r->data, data, len)) {
+			*idx = r->idx;
+			return UNIQD_CLAIM_FOUND;
+		}
+	}
+	return UNIQD_CLAIM_FULL;
+}
+
+/* Fill the claimed @slot with the entry whose record at @off is published. */
+void uniqd_index_fill(struct uniqd_index *ix, u64 *slot, u64 hash, u64 off)
+{
 	/* Pairs with readers' acquire of the slot. */
 	smp_store_release(slot, UNIQD_MAP_SLOT(hash, off));
-	WRITE_ONCE(ix->indexed, ix->indexed + 1);
+	atomic_long_inc(&ix->indexed);
+	wake_up_var(slot);
+}
+
+/* The entry of the claimed @slot was not made: the slot names nothing. */
+void uniqd_index_kill(struct uniqd_index *ix, u64 *slot)
+{
+	smp_store_release(slot, UNIQD_MAP_SLOT(0, 16));
+	wake_up_var(slot);
 }
 
 /*
@@ -395,7 +459,7 @@ void uniqd_index_stats(struct uniqd_index *ix, struct uniqd_stats *st)
 {
 	u32 log2 = READ_ONCE(ix->log2);
 
-	st->map_indexed += READ_ONCE(ix->indexed);
+	st->map_indexed += atomic_long_read(&ix->indexed);
 	/* The ABI's name for the kernel-only entries. */
 	st->map_overflow += READ_ONCE(ix->nkernel_only);
 	st->index_slots += log2 ? 1ULL << log2 : 0;

@@ -11,7 +11,9 @@
 #ifndef UNIQD_INDEX_H
 #define UNIQD_INDEX_H
 
+#include <linux/atomic.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/types.h>
 
 struct uniqd_map;
@@ -24,21 +26,26 @@ struct uniqd_stats;
  */
 struct uniqd_index {
 	/*
-	 * The class's writers' lock: guards everything below and the class's
-	 * kernel-only table. An entry of the class is looked for again,
-	 * paid for, given its handle and record and placed in the array (or
-	 * made kernel-only) under it, and the array grows under it; the
-	 * classes of a pool never wait for each other but for the moment
-	 * map->lock is held inside it. A mutex: what runs under it may sleep;
-	 * user memory is never touched under it. Where it nests:
-	 * design.rst, "Locking", the one place the lock order is written.
+	 * The class's slow path: its index growth, its kernel-only entries
+	 * (the list below and the class's kernel-only table) and the first
+	 * array. A mutex: what runs under it may sleep; user memory is never
+	 * touched under it. Where it nests: design.rst, "Locking", the one
+	 * place the lock order is written.
 	 */
 	struct mutex lock;
+	/*
+	 * Creators of the class hold it for reading from claiming a slot of
+	 * the current array to filling it: they wait for each other only
+	 * for a compare-and-swap on that slot. A growth, under @lock, holds
+	 * it for writing: the array does not change under a creator.
+	 */
+	struct rw_semaphore grow;
 	u64 *word;			/* classes[id] in the mapping, or NULL */
 	u64 *slots;			/* the current array, or NULL */
 	u64 off;			/* its offset in the mapping */
-	u32 log2;			/* of its slots */
-	u64 indexed;			/* entries in it */
+	u32 log2;			/* of its slots; 0: none */
+	atomic_long_t claimed;		/* its slots taken, filled or not */
+	atomic_long_t indexed;		/* entries in it */
 	/*
 	 * Record offsets of the kernel-only entries (every entry of the
 	 * class is either in the array or here), placed again by growth.
@@ -47,6 +54,13 @@ struct uniqd_index {
 	u32 nkernel_only;
 	u32 kernel_only_cap;
 	u64 bytes;			/* its arrays not given back */
+};
+
+/* What uniqd_index_claim() found. */
+enum uniqd_claim {
+	UNIQD_CLAIM_FOUND,		/* the entry: *idx */
+	UNIQD_CLAIM_SLOT,		/* its slot, claimed: fill or kill it */
+	UNIQD_CLAIM_FULL,		/* no room in its window, or no array */
 };
 
 /*
@@ -82,8 +96,12 @@ void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index *ix,
 			    struct uniqd_index_growth *g, int err);
 void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index *ix,
 			  struct uniqd_index_growth *g);
-u64 *uniqd_index_reserve(struct uniqd_index *ix, u64 hash);
-void uniqd_index_set(struct uniqd_index *ix, u64 *slot, u64 hash, u64 off);
+bool uniqd_index_due(struct uniqd_index *ix);
+enum uniqd_claim uniqd_index_claim(struct uniqd_map *m, struct uniqd_index *ix,
+				   u64 hash, u32 class_id, const void *data,
+				   u32 len, u64 **slot, u32 *idx);
+void uniqd_index_fill(struct uniqd_index *ix, u64 *slot, u64 hash, u64 off);
+void uniqd_index_kill(struct uniqd_index *ix, u64 *slot);
 int uniqd_index_kernel_only_room(struct uniqd_index *ix);
 void uniqd_index_set_kernel_only(struct uniqd_index *ix, u64 off);
 

@@ -497,7 +497,7 @@ static int uniqd_ioc_class_info(struct uniqd_file *uf, struct uniqd_pool *pool,
 	if (!cls)
 		return -UNIQD_ENOCLASS;
 	ci->name_len = cls->name->len;
-	ci->entries = READ_ONCE(cls->entries);
+	ci->entries = atomic64_read(&cls->entries);
 	if (!ci->name || !ci->name_buf_len)
 		return 0;
 	if (ci->name_buf_len < cls->name->len)

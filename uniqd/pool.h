@@ -39,7 +39,7 @@ struct uniqd_kclass {
 	struct uniqd_pool *pool;
 	u32 id;
 	struct uniqd_rec *name;		/* data = the name, idx = id */
-	u64 entries;			/* under index.lock, WRITE_ONCE() */
+	atomic64_t entries;		/* CLASS_INFO's count */
 };
 
 struct uniqd_pcpu_stats {

@@ -248,19 +248,21 @@ static int run_probe(void *ctx, uint64_t ops)
 }
 
 /*
- * --host: an index in memory, built by index.c's rules (home = tag & mask,
- * first empty of 16 slots, doubled past half full), probed by libuniqd.
+ * --host: a version 2 mapping in memory, class 1's index built by index.c's
+ * rules (home = hash & mask, first empty of 16 slots, each slot the tag
+ * over its record's offset), probed by libuniqd.
  */
 static int host(unsigned int rounds)
 {
 	size_t page = 4096, nslots = 1U << 18, rec_bytes = 64U << 20;
-	size_t entries_off = page, index_off = entries_off + (PRESENT + 1) * 8;
-	size_t records_off, size;
+	size_t entries_off = page, classes_off = entries_off + (PRESENT + 1) * 8;
+	size_t index_off, records_off, size;
 	uniqd_pool *pool = &host_pool;
 	struct uniqd_map_header *h;
-	uint64_t *entries, *slots, roff;
+	uint64_t *entries, *classes, *slots, roff;
 	uint8_t *base;
 
+	index_off = classes_off + 2 * 8;
 	index_off = (index_off + page - 1) & ~(page - 1);
 	records_off = index_off + nslots * 8;
 	size = records_off + rec_bytes;
@@ -281,7 +283,10 @@ static int host(unsigned int rounds)
 	h->index_size = nslots * 8;
 	h->records_off = records_off;
 	h->records_size = rec_bytes;
+	h->classes_off = classes_off;
+	h->classes_cap = 2;
 	entries = (uint64_t *)(base + entries_off);
+	classes = (uint64_t *)(base + classes_off);
 	slots = (uint64_t *)(base + index_off);
 	roff = records_off;
 	for (uint32_t i = 0; i < PRESENT; i++) {
@@ -289,25 +294,26 @@ static int host(unsigned int rounds)
 		const uint8_t *k = ub_key(&present, i, &len);
 		struct uniqd_map_rec *r = (void *)(base + roff);
 		uint64_t hh = uniqd_maphash(h->hash_seed[0], h->hash_seed[1], 1, k, len);
-		uint32_t tag = hh >> 32;
 
 		r->class_id = 1;
 		r->len = len;
+		r->idx = idx;
 		memcpy(r->data, k, len);
 		entries[idx] = roff;
-		roff += (sizeof(*r) + len + 7) & ~7UL;
 		for (uint32_t j = 0; j < UNIQD_MAP_PROBE; j++) {
-			uint64_t *s = &slots[(tag + j) & (nslots - 1)];
+			uint64_t *s = &slots[(hh + j) & (nslots - 1)];
 
 			if (!*s) {
-				*s = (uint64_t)tag << 32 | idx;
+				*s = UNIQD_MAP_SLOT(hh, roff);
 				break;
 			}
 		}
+		roff += (sizeof(*r) + len + 7) & ~7UL;
 	}
 	h->entries_end = PRESENT + 1;
 	h->records_end = roff;
-	h->index = index_off | 18;
+	classes[1] = index_off | 18;
+	h->classes_end = 2;
 
 	/* libuniqd's reader, over that memory. */
 	pool->map.base = base;
@@ -322,6 +328,8 @@ static int host(unsigned int rounds)
 	pool->map.index_size = h->index_size;
 	pool->map.records_off = records_off;
 	pool->map.records_size = rec_bytes;
+	pool->map.classes_off = classes_off;
+	pool->map.classes_cap = h->classes_cap;
 	pool->map.probe = UNIQD_MAP_PROBE;
 	for (uint32_t i = 0; i < PRESENT; i++) {
 		uint32_t len;

@@ -382,6 +382,9 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 			HINT("no such handle in this pool");
 		else if (e == EXDEV)
 			HINT("the handle belongs to another pool (handles are per pool and die with it)");
+		else if (e == EOPNOTSUPP && l->call == UQ_CALL_RESOLVE)
+			HINT("the pool is not mapped (uniqd_map_info() says why; a module whose mapping is not version %d is not mapped): use uniqd_resolve()",
+			     UNIQD_MAP_VERSION);
 		break;
 	case UQ_CALL_CLASS_INFO:
 		if (e == EBADSLT || e == ENOENT)
@@ -398,7 +401,8 @@ static void uq_add_hint(struct uq_last *l, size_t *pos)
 		break;
 	case UQ_CALL_SAVE:
 		if (e == EOPNOTSUPP)
-			HINT("a snapshot is read from the mapped pool: open it without UNIQD_OPEN_NOMAP and UNIQD_NOMAP, with a module that maps pools");
+			HINT("a snapshot is read from the mapped pool: open it without UNIQD_OPEN_NOMAP and UNIQD_NOMAP, with a module whose mapping this libuniqd reads (version %d; uniqd_map_info() says why it is not mapped)",
+			     UNIQD_MAP_VERSION);
 		break;
 	case UQ_CALL_VERIFY:
 		if (e == EBADMSG)

@@ -6,8 +6,9 @@
  * (include/uapi/linux/uniqd.h): entry idx has handle handle_base | idx and
  * its record at offset entries[idx]; 0 there is a slot not published (yet,
  * or ever: an index whose insert lost a race or failed stays 0 until a
- * later entry takes it), so it is skipped, never a reason to stop. Class
- * names are not entries (they are not in the mapping at all).
+ * later entry takes it; and entries of two classes created at once may be
+ * published out of idx order), so it is skipped, never a reason to stop.
+ * Class names are not entries (they are not in the mapping at all).
  *
  * The walk first finds the highest entry published (scanning entries[]
  * down from entries_end, which grows a page of slots at a time and so may
@@ -15,20 +16,22 @@
  * visits 1 .. that one in order: every entry interned before the call is
  * visited once; one interned during it only if its handle is below that
  * bound and its slot is published when the walk gets there. Where a single
- * process interns meanwhile, what is visited is exactly a prefix of the
+ * thread interns meanwhile, what is visited is exactly a prefix of the
  * pool in handle order.
  *
  * Unmapped pools (UNIQD_OPEN_NOMAP, UNIQD_NOMAP=1, a refused mmap()) walk
  * the same slots with RESOLVE, one call per slot (ENOENT: unpublished);
  * handle_base and entries_end come from the header page, mapped for the
- * moment of reading them. Without UNIQD_FEAT_MAP there is no header and the
- * handle layout is not ABI: EOPNOTSUPP.
+ * moment of reading them; a 1.6-1.8 module's header (map version 1, which
+ * this library does not map) publishes them the same. Without
+ * UNIQD_FEAT_MAP there is no header and the handle layout is not ABI:
+ * EOPNOTSUPP.
  *
  * Everything read from the mapping is checked before it is used: a slot
- * pointing outside the records, a record running past them, a class id of
- * 0, a length above the module's max_key_len or a handle_base with low bits
- * ends the walk with EPROTO, the library's errno for what the ABI does not
- * allow.
+ * pointing outside the records, a record running past them or naming
+ * another idx (map version 2), a class id of 0, a length above the
+ * module's max_key_len or a handle_base with low bits ends the walk with
+ * EPROTO, the library's errno for what the ABI does not allow.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -131,7 +134,8 @@ static int uq_walk_header(struct uq_walk *w)
 	h = uq_sys_mmap(page, w->pool->fd);
 	if (h == MAP_FAILED)
 		return uq_walk_fail(w, errno, 0);
-	err = uq_map_check(h, page);
+	/* Only handle_base and entries_end: a version 1 module's header too. */
+	err = uq_map_check(h, page, true);
 	w->handle_base = h->handle_base;
 	if (!err)
 		err = uq_walk_bound(w, h, h->entries_cap);

@@ -79,6 +79,7 @@ struct uq_map {
 	uint64_t entries_off, entries_cap;
 	uint64_t index_off, index_size;
 	uint64_t records_off, records_size;
+	uint64_t classes_off, classes_cap;	/* since version 2 */
 	uint32_t probe;
 	int error;			/* why it is not mapped */
 	bool off;			/* turned off by flag or environment */
@@ -182,12 +183,18 @@ uint64_t uq_map_find(const uniqd_pool *pool, struct uq_tls *t, uint32_t class_id
 /* The mapped record of HANDLE, or NULL (then ask the kernel). */
 const struct uniqd_map_rec *uq_map_rec(const uniqd_pool *pool,
 				       uint64_t handle) UQ_HIDDEN;
-/* Check a header the kernel wrote: 0 or EPROTO. */
-int uq_map_check(const struct uniqd_map_header *h, size_t page) UQ_HIDDEN;
+/*
+ * Check a header the kernel wrote: 0, or EPROTO (another version too).
+ * V1 accepts version 1 as well, for what both versions lay out the same:
+ * handle_base, entries_cap, entries_end (the walk without a mapping).
+ */
+int uq_map_check(const struct uniqd_map_header *h, size_t page,
+		 bool v1) UQ_HIDDEN;
 /*
  * entries[IDX] of the mapping M, for IDX below entries_end: 0 with *REC
  * NULL if unpublished, 0 with *REC the record, or EPROTO if entries[IDX]
- * points outside the records region or its record runs past it.
+ * points outside the records region, its record runs past it or names
+ * another idx.
  */
 int uq_map_slot(const struct uq_map *m, uint32_t idx,
 		const struct uniqd_map_rec **rec) UQ_HIDDEN;

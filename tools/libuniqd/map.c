@@ -8,10 +8,19 @@
  * never changes once published. Anything else (a miss, a torn view while the
  * index grows, a value out of bounds) only sends the call to the kernel.
  *
- * Memory order: the kernel stores a record, then entries[idx], then the
- * index slot, each published with release; we load the index word, the
- * slot, entries_end and entries[idx] with acquire, so what they cover is
- * complete when we read it.
+ * Version 2 only (UNIQD_MAP_VERSION): a header of another version maps
+ * nothing (EPROTO), and every call goes to the kernel.
+ *
+ * A find reads classes[class_id], the word naming the class's own index
+ * array, then the slots from hash & (slots - 1), each naming a record by
+ * its offset under a tag (the hash's high 24 bits); the record carries its
+ * idx, so a hit reads the slot and the record and nothing else
+ * (classes[] is hot).
+ *
+ * Memory order: the kernel stores a record, then entries[idx] and the
+ * index slot, each published with release; we load classes_end, the
+ * class's word, the slot, entries_end and entries[idx] with acquire, so
+ * what they cover is complete when we read it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,10 +32,13 @@
 
 #define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
-int uq_map_check(const struct uniqd_map_header *h, size_t page)
+int uq_map_check(const struct uniqd_map_header *h, size_t page, bool v1)
 {
+	/* Version 1's classes_* are reserved words, zero: they pass below. */
+	bool ok = h->version == UNIQD_MAP_VERSION || (v1 && h->version == 1);
+
 	/* Handles are handle_base | idx: its low half must be free. */
-	if (h->magic != UNIQD_MAP_MAGIC || h->version != UNIQD_MAP_VERSION ||
+	if (h->magic != UNIQD_MAP_MAGIC || !ok ||
 	    h->header_size < sizeof(*h) || h->page_size != page ||
 	    !h->probe || h->probe > 4096 || (uint32_t)h->handle_base)
 		return EPROTO;
@@ -36,7 +48,9 @@ int uq_map_check(const struct uniqd_map_header *h, size_t page)
 	    h->index_off > h->map_size ||
 	    h->index_size > h->map_size - h->index_off ||
 	    h->records_off > h->map_size ||
-	    h->records_size > h->map_size - h->records_off)
+	    h->records_size > h->map_size - h->records_off ||
+	    h->classes_off > h->map_size || (h->classes_off & 7) ||
+	    h->classes_cap > (h->map_size - h->classes_off) / sizeof(uint64_t))
 		return EPROTO;
 	return 0;
 }
@@ -64,7 +78,7 @@ void uq_map_open(uniqd_pool *p, bool off)
 		m->error = errno;
 		return;
 	}
-	m->error = uq_map_check(h, page);
+	m->error = uq_map_check(h, page, false);
 	m->size = h->map_size;
 	uq_sys_munmap(h, page);
 	if (m->error)
@@ -76,7 +90,7 @@ void uq_map_open(uniqd_pool *p, bool off)
 	}
 	h = base;
 	/* The geometry never changes: keep a private copy of it. */
-	m->error = uq_map_check(h, page);
+	m->error = uq_map_check(h, page, false);
 	if (m->error || h->map_size != m->size) {
 		uq_sys_munmap(base, m->size);
 		m->error = EPROTO;
@@ -92,6 +106,8 @@ void uq_map_open(uniqd_pool *p, bool off)
 	m->index_size = h->index_size;
 	m->records_off = h->records_off;
 	m->records_size = h->records_size;
+	m->classes_off = h->classes_off;
+	m->classes_cap = h->classes_cap;
 	m->probe = h->probe;
 	m->base = base;
 }
@@ -118,7 +134,8 @@ int uq_map_slot(const struct uq_map *m, uint32_t idx,
 	    off > end - sizeof(*r) || (off & 7))
 		return EPROTO;
 	r = (const struct uniqd_map_rec *)(m->base + off);
-	if (r->len > end - off - sizeof(*r))
+	/* Since version 2 a record names its own idx. */
+	if (r->len > end - off - sizeof(*r) || r->idx != idx)
 		return EPROTO;
 	*rec = r;
 	return 0;
@@ -139,13 +156,16 @@ uint64_t uq_map_find(const uniqd_pool *p, struct uq_tls *t, uint32_t class_id,
 		     const void *data, size_t len, uint64_t hash)
 {
 	const struct uq_map *m = &p->map;
-	uint64_t w, mask, off;
+	const uint64_t *classes = (const uint64_t *)(m->base + m->classes_off);
+	uint64_t w, mask, off, home, tag, rend;
 	const uint64_t *slots;
-	uint32_t tag, log2;
+	uint32_t log2;
 
-	if (len > UINT32_MAX)
+	if (len > UINT32_MAX || class_id >= m->classes_cap ||
+	    class_id >= UQ_LOAD(&m->hdr->classes_end))
 		return 0;
-	w = UQ_LOAD(&m->hdr->index);
+	/* The class's own array; 0: it has none (yet), the kernel says. */
+	w = UQ_LOAD(&classes[class_id]);
 	log2 = UNIQD_MAP_INDEX_LOG2(w);
 	off = UNIQD_MAP_INDEX_OFF(w);
 	if (!w || log2 > 40 || off < m->index_off ||
@@ -154,22 +174,38 @@ uint64_t uq_map_find(const uniqd_pool *p, struct uq_tls *t, uint32_t class_id,
 		return 0;
 	slots = (const uint64_t *)(m->base + off);
 	mask = (1ULL << log2) - 1;
-	tag = (uint32_t)(hash >> 32);
+	home = hash & mask;
+	tag = UNIQD_MAP_SLOT_TAG(hash);
+	/* A record of LEN bytes must start at or below REND to fit. */
+	rend = m->records_off + m->records_size;
+	if (rend - m->records_off < sizeof(struct uniqd_map_rec) + len)
+		goto miss;
+	rend -= sizeof(struct uniqd_map_rec) + len;
 	for (uint32_t i = 0; i < m->probe; i++) {
-		uint64_t v = UQ_LOAD(&slots[(tag + i) & mask]);
+		uint64_t v = UQ_LOAD(&slots[(home + i) & mask]);
 		const struct uniqd_map_rec *r;
+		uint64_t roff;
 
 		if (!v)
 			break;		/* it would sit here: not in this array */
-		if ((uint32_t)(v >> 32) != tag)
+		if (UNIQD_MAP_SLOT_TAG(v) != tag)
 			continue;
-		r = uq_map_entry(m, (uint32_t)v);
-		if (r && r->class_id == class_id && r->len == len &&
+		/* Below records_off: an entry being placed, no record yet. */
+		roff = UNIQD_MAP_SLOT_OFF(v);
+		if (roff < m->records_off || roff > rend)
+			continue;
+		r = (const struct uniqd_map_rec *)(m->base + roff);
+		if (r->class_id == class_id && r->len == len &&
 		    !memcmp(r->data, data, len)) {
+			uint32_t idx = r->idx;
+
+			if (!idx || idx >= m->entries_cap)
+				break;	/* not a handle: the kernel says */
 			t->map_hits++;
-			return m->handle_base | (uint32_t)v;
+			return m->handle_base | idx;
 		}
 	}
+miss:
 	t->map_misses++;
 	return 0;
 }

@@ -11,7 +11,9 @@
  *	BLAKE3-256 of every byte before it (32 bytes)
  *
  * Save reads the mapped pool, never copying content through the kernel:
- * entries[1 ..] up to the first slot not published, so what it writes is a
+ * entries[1 ..] up to the first slot not published (entries of two classes
+ * created at once may be published out of idx order: one published past
+ * a slot still unpublished is left to the next save), so what it writes is a
  * prefix of the pool in handle order even while others intern, and the
  * entries it writes are numbered 1 .. n with no gap (restore depends on it).
  * The records it reads never change once published.
@@ -42,6 +44,7 @@
 #define UQ_SNAP_MAGIC		"uniqdsnp"
 #define UQ_SNAP_HDR		80	/* header bytes of version 1 */
 #define UQ_SNAP_SUM		32	/* the trailing BLAKE3-256 */
+#define UQ_SNAP_REC		8	/* an entry's le32 class_id, le32 len */
 /* Every version starts with the magic and le32 version, ends with the sum. */
 #define UQ_SNAP_MIN		(8 + 4 + UQ_SNAP_SUM)
 /* The ABI's bounds (the module's own may be lower: then ATTACH says so). */
@@ -262,8 +265,13 @@ int uniqd_save(uniqd_pool *pool, int fd, unsigned int flags,
 			goto out;
 		}
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		/* A mapped record is the file's entry, byte for byte: one copy. */
-		uq_w_bytes(w, r, sizeof(*r) + r->len);
+		/*
+		 * A mapped record starts as the file's entry does (class_id,
+		 * len), then since map version 2 its idx and a reserved word
+		 * the file does not hold: those 8 bytes, then the content.
+		 */
+		uq_w_bytes(w, r, UQ_SNAP_REC);
+		uq_w_bytes(w, r->data, r->len);
 #else
 		uq_w32(w, r->class_id);
 		uq_w32(w, r->len);

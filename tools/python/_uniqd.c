@@ -429,7 +429,12 @@ out:
 /* ---- handles ------------------------------------------------------------ */
 
 /* Whether the mapping holds HANDLE already, so resolving it reads the
- * mapping and makes no system call (the header: <linux/uniqd.h>). */
+ * mapping and makes no system call (the header: <linux/uniqd.h>). Only
+ * handle_base and entries_end, laid out alike in every map version; MAP
+ * is set only when libuniqd mapped the pool, which it does for the version
+ * it reads (2). An entry below entries_end not yet published (entries of
+ * two classes may be published out of idx order) costs
+ * uniqd_resolve_ptr() one RESOLVE, not a wrong answer. */
 static int in_map(PoolObject *self, uint64_t handle)
 {
 	const struct uniqd_map_header *m = self->map;

@@ -110,11 +110,7 @@ while read -r name rel img kdir; do
 	[ -n "$name" ] || continue
 	case " $kernels " in *" $name "*) ;; *) continue ;; esac
 	out=$B/kernels/$name
-	# 6.12-rt's module makes its first index array one page, as 16 KiB and
-	# 64 KiB pages do, so that those give-back paths run on x86 too.
-	kflags=()
-	[ "$name" = 6.12-rt ] && kflags=(UNIQD_INDEX_ONE_PAGE=1)
-	if "$top/tools/build-module.sh" "$kdir" "$out" "${kflags[@]}" >"$R/host/build-$name.log" 2>&1; then
+	if "$top/tools/build-module.sh" "$kdir" "$out" >"$R/host/build-$name.log" 2>&1; then
 		say "ok host:build.module.$name"
 	else
 		say "not ok host:build.module.$name: see $R/host/build-$name.log"
