@@ -9,7 +9,8 @@
  * where the text was once silent or said two things (issue 29, item 12):
  * whom POOLS shows every pool to, NEW with RESTORE, a file kept by its
  * mapping in attached, REVOKE and PUBLISH with a read-only struct, the
- * size of struct uniqd_stats, retired index arrays given back, the zero
+ * size of struct uniqd_stats, retired index arrays given back (those of a
+ * page or more; smaller ones kept), the zero
  * page in map_bytes, the features VERSION reports.
  */
 #define _GNU_SOURCE
@@ -805,12 +806,13 @@ int main(void)
 		close(fz);
 	}
 
-	th_case("a retired index array is given back: index_bytes, zeroes") {
+	th_case("retired index arrays: under a page kept, a page or more given back") {
 		const struct uniqd_map_header *hdr;
-		__u64 w0, w1, off, size, j;
-		const __u64 *old;
+		__u64 w0, w, ws[24], kept = 0, j, cur;
+		const __u64 *cw = NULL;
+		unsigned int nw = 0, k;
 		char key[32];
-		int fi, zero = 1;
+		int fi, zero = 1, held = 1;
 		void *map;
 
 		fi = ut_pool("abi-grow", UNIQD_ATTACH_NEW);
@@ -822,38 +824,68 @@ int main(void)
 		if (map == MAP_FAILED)
 			map = NULL;
 		hdr = map;
-		w0 = hdr ? __atomic_load_n(&hdr->index, __ATOMIC_ACQUIRE) : 0;
-		CHECK(w0 && st0.index_bytes == 8ULL << UNIQD_MAP_INDEX_LOG2(w0),
-		      "index %#llx index_bytes %llu", (unsigned long long)w0,
-		      (unsigned long long)st0.index_bytes);
-		/* More than half of the first array: it doubles, once. */
-		for (j = 0; j < st0.index_slots / 2 + 8 && w0; j++) {
+		/* classes[id], the class's own index array. */
+		if (hdr && id < __atomic_load_n(&hdr->classes_end, __ATOMIC_ACQUIRE))
+			cw = (const __u64 *)((const char *)map + hdr->classes_off);
+		w0 = cw ? __atomic_load_n(&cw[id], __ATOMIC_ACQUIRE) : 0;
+		CHECK(w0 && st0.index_bytes == 8ULL << UNIQD_MAP_INDEX_LOG2(w0) &&
+		      st0.index_slots == 1ULL << UNIQD_MAP_INDEX_LOG2(w0),
+		      "classes[%u] %#llx index_bytes %llu index_slots %llu", id,
+		      (unsigned long long)w0, (unsigned long long)st0.index_bytes,
+		      (unsigned long long)st0.index_slots);
+		/*
+		 * Keys until an array of a page or more has been retired (the
+		 * current one two pages or more), each array's word noted.
+		 */
+		ws[nw++] = w = w0;
+		for (j = 0; w && (8ULL << UNIQD_MAP_INDEX_LOG2(w)) < 2 * PG && j < 100000; j++) {
 			snprintf(key, sizeof(key), "g%llu", (unsigned long long)j);
 			if (ut_intern(fi, id, key, strlen(key), NULL, NULL))
 				break;
+			w = __atomic_load_n(&cw[id], __ATOMIC_ACQUIRE);
+			if (w != ws[nw - 1] && nw < 24)
+				ws[nw++] = w;
 		}
 		st1 = stats(fi);
-		w1 = hdr ? __atomic_load_n(&hdr->index, __ATOMIC_ACQUIRE) : 0;
-		CHECK(w1 != w0 && st1.index_slots > st0.index_slots, "no growth");
-		/* Only the current array is counted: the old one is gone. */
-		CHECK(st1.index_bytes == 8ULL << UNIQD_MAP_INDEX_LOG2(w1),
-		      "index_bytes %llu, current array %llu",
-		      (unsigned long long)st1.index_bytes,
-		      8ULL << UNIQD_MAP_INDEX_LOG2(w1));
+		CHECK(nw >= 2 && st1.index_slots == 1ULL << UNIQD_MAP_INDEX_LOG2(w) &&
+		      (8ULL << UNIQD_MAP_INDEX_LOG2(w)) >= 2 * PG,
+		      "%u arrays, classes[%u] %#llx, index_slots %llu", nw, id,
+		      (unsigned long long)w, (unsigned long long)st1.index_slots);
+		/* index_bytes: the current array and the retired small ones. */
+		for (k = 0; k + 1 < nw; k++)
+			if ((8ULL << UNIQD_MAP_INDEX_LOG2(ws[k])) < PG)
+				kept += 8ULL << UNIQD_MAP_INDEX_LOG2(ws[k]);
+		cur = 8ULL << UNIQD_MAP_INDEX_LOG2(w);
+		CHECK(st1.index_bytes == cur + kept,
+		      "index_bytes %llu, current array %llu, retired under a page %llu",
+		      (unsigned long long)st1.index_bytes, (unsigned long long)cur,
+		      (unsigned long long)kept);
 		CHECK(st1.map_bytes >= 2 * (__u64)PG + st1.index_bytes, "map_bytes %llu",
 		      (unsigned long long)st1.map_bytes);
-		/* Not faulted in here before: every old slot reads as empty. */
-		off = UNIQD_MAP_INDEX_OFF(w0);
-		size = 8ULL << UNIQD_MAP_INDEX_LOG2(w0);
+		/*
+		 * Not faulted in here before: every slot of a retired array of
+		 * a page or more reads as empty; a retired small one still
+		 * holds what it held ("first" at least).
+		 */
 		if (map)
 			munmap(map, st0.map_size);
 		map = mmap(NULL, st0.map_size, PROT_READ, MAP_SHARED, fi, 0);
 		CHECK(map != MAP_FAILED, "mmap again: %s", strerror(errno));
-		if (map != MAP_FAILED && w0) {
-			old = (const __u64 *)((const char *)map + off);
-			for (j = 0; j < size / 8; j++)
-				zero &= !old[j];
-			CHECK(zero, "the old array still reads as slots");
+		if (map != MAP_FAILED) {
+			for (k = 0; k + 1 < nw; k++) {
+				__u64 size = 8ULL << UNIQD_MAP_INDEX_LOG2(ws[k]), any = 0;
+				const __u64 *old = (const __u64 *)((const char *)map +
+								  UNIQD_MAP_INDEX_OFF(ws[k]));
+
+				for (j = 0; j < size / 8; j++)
+					any |= old[j];
+				if (size >= PG)
+					zero &= !any;
+				else
+					held &= !!any;
+			}
+			CHECK(zero, "a retired array of a page or more still reads as slots");
+			CHECK(held, "a retired array under a page reads as zeroes");
 			munmap(map, st0.map_size);
 		}
 		close(fi);

@@ -1585,8 +1585,9 @@ static void one_map_call(void)
 			 (unsigned long long)pages, prot, (unsigned long long)off,
 			 errname(want));
 	if ((prot & PROT_READ) && !off &&
-	    ((const struct uniqd_map_header *)p)->magic != UNIQD_MAP_MAGIC)
-		mismatch("mapped header: bad magic");
+	    (((const struct uniqd_map_header *)p)->magic != UNIQD_MAP_MAGIC ||
+	     ((const struct uniqd_map_header *)p)->version != UNIQD_MAP_VERSION))
+		mismatch("mapped header: bad magic or version");
 	if (!mprotect(p, PG, PROT_READ | PROT_WRITE) ||
 	    !mprotect(p, PG, PROT_READ | PROT_EXEC))
 		mismatch("mprotect added write or exec to a pool mapping");

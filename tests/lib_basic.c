@@ -515,7 +515,7 @@ int main(int argc, char **argv)
 			CHECK(kernel_counts(o, &hits1, &misses1) == 0, "stats");
 			if (!mapped || !tm.base || ut_map_find(&tm, co, key, 10) == h)
 				break;
-			used = ut_map_window_used(&tm, UT_ACQ(&tm.h->index), co, key, 10);
+			used = ut_map_window_used(&tm, ut_map_class_word(&tm, co), co, key, 10);
 			CHECK(used == tm.h->probe,
 			      "'%s' is not in the mapped index, yet its window has %u of %u slots taken",
 			      key, used, tm.h->probe);

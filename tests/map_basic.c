@@ -4,7 +4,8 @@
  * /proc/self/mem, process_vm_writev, ptrace, mremap, offsets, unattached
  * files), a scan of every mapped word, and lifetimes (fork, exec,
  * MADV_DONTNEED, close-then-read, freed after the last munmap, SIGKILL of
- * readers, rmmod refused while mapped).
+ * readers, rmmod refused while mapped). UNIQD_MAP_VERSION 2: each class has
+ * its own index array, named by classes[class_id], grown on its own.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -27,18 +28,60 @@ static char *key(int i, char *buf)
 	return buf;
 }
 
-/* Is @p in the words of the header that the ABI names? */
+/*
+ * Bytes of the header's page that are neither a named header word nor
+ * zero: reserved[], and the rest of the page (but for classes[], should it
+ * lie there).
+ */
 static int scan_header(const struct ut_map *m, __u64 page)
 {
 	const struct uniqd_map_header *h = m->h;
 	const __u8 *p = (const __u8 *)h + sizeof(*h);
+	__u64 c0 = h->classes_off, c1 = c0 + 8 * h->classes_cap;
 	int bad = 0;
 
 	for (size_t i = 0; i < sizeof(h->reserved) / 8; i++)
 		bad += h->reserved[i] != 0;
+	bad += h->index_v1 != 0;
 	for (; p < m->base + page; p++)
-		bad += *p != 0;
+		if ((__u64)(p - m->base) < c0 || (__u64)(p - m->base) >= c1)
+			bad += *p != 0;
 	return bad;
+}
+
+/* Do the arrays index words @a and @b name share a byte? */
+static int arrays_overlap(__u64 a, __u64 b)
+{
+	__u64 a0 = UNIQD_MAP_INDEX_OFF(a), b0 = UNIQD_MAP_INDEX_OFF(b);
+
+	return a0 < b0 + ut_map_array_bytes(b) && b0 < a0 + ut_map_array_bytes(a);
+}
+
+/* Is index word @w well formed: inside the index region, aligned, sized? */
+static int word_ok(const struct ut_map *m, __u64 w)
+{
+	__u64 off = UNIQD_MAP_INDEX_OFF(w);
+
+	return UNIQD_MAP_INDEX_LOG2(w) >= UNIQD_MAP_INDEX_MIN_LOG2 &&
+	       UNIQD_MAP_INDEX_LOG2(w) < 40 && !(w & 0xc0) && !(off & 0xff) &&
+	       off >= m->h->index_off &&
+	       off + ut_map_array_bytes(w) <= m->h->index_off + m->h->index_size;
+}
+
+/*
+ * Bytes the index arrays of a class hold that started at first array word
+ * @w0 and now have current word @w, by doubling: the current array and
+ * every retired one smaller than a page (those of a page or more are given
+ * back).
+ */
+static __u64 kept_bytes(__u64 w0, __u64 w, __u64 page)
+{
+	__u64 sum = ut_map_array_bytes(w);
+
+	for (__u32 l = UNIQD_MAP_INDEX_LOG2(w0); w0 && l < UNIQD_MAP_INDEX_LOG2(w); l++)
+		if ((8ULL << l) < page)
+			sum += 8ULL << l;
+	return sum;
 }
 
 int main(int argc, char **argv)
@@ -49,7 +92,7 @@ int main(int argc, char **argv)
 	struct uniqd_stats st;
 	struct ut_map m;
 	char buf[128];
-	__u32 cls, cls2;
+	__u32 cls, cls2, cls3;
 	int fd, i;
 
 	/* The exec case re-runs this program: it must see no mapping. */
@@ -71,6 +114,7 @@ int main(int argc, char **argv)
 	}
 	cls = ut_class(fd, "ident");
 	cls2 = ut_class(fd, "type");
+	cls3 = ut_class(fd, "attr");
 
 	th_case("VERSION offers the mapping") {
 		struct uniqd_version v = { 0 };
@@ -99,21 +143,123 @@ int main(int argc, char **argv)
 		      m.h->index_off < m.h->records_off &&
 		      m.h->records_off + m.h->records_size == m.h->map_size,
 		      "regions out of order");
+		CHECK(m.h->index_v1 == 0, "index_v1 %#llx",
+		      (unsigned long long)m.h->index_v1);
+		CHECK(m.h->classes_cap == (__u64)st.max_classes + 1,
+		      "classes_cap %llu, max_classes %u",
+		      (unsigned long long)m.h->classes_cap, st.max_classes);
+		CHECK(UT_ACQ(&m.h->classes_end) > cls3,
+		      "classes_end %llu, classes %u %u %u, cap %llu",
+		      (unsigned long long)m.h->classes_end, cls, cls2, cls3,
+		      (unsigned long long)m.h->classes_cap);
+		{
+			/* classes[] lies apart from the header and every region. */
+			__u64 c0 = m.h->classes_off, c1 = c0 + 8 * m.h->classes_cap;
+			__u64 e1 = m.h->entries_off + 8 * m.h->entries_cap;
+
+			CHECK(!(c0 & 7) && c0 >= sizeof(struct uniqd_map_header) &&
+			      c1 <= m.h->map_size &&
+			      (c1 <= m.h->entries_off || c0 >= e1) &&
+			      (c1 <= m.h->index_off ||
+			       c0 >= m.h->index_off + m.h->index_size) &&
+			      (c1 <= m.h->records_off || c0 >= m.h->map_size),
+			      "classes[] at %llu..%llu overlaps: entries %llu..%llu "
+			      "index %llu+%llu records %llu",
+			      (unsigned long long)c0, (unsigned long long)c1,
+			      (unsigned long long)m.h->entries_off,
+			      (unsigned long long)e1,
+			      (unsigned long long)m.h->index_off,
+			      (unsigned long long)m.h->index_size,
+			      (unsigned long long)m.h->records_off);
+		}
+		CHECK(word_ok(&m, ut_map_class_word(&m, cls)), "classes[%u] %#llx",
+		      cls, (unsigned long long)ut_map_class_word(&m, cls));
 		CHECK(ut_map_find(&m, cls, "first", 5) == h0, "not found");
 		CHECK(!ut_map_find(&m, cls2, "first", 5), "found in another class");
 		CHECK(!ut_map_find(&m, cls, "firsT", 5), "false hit");
+		{
+			const struct uniqd_map_rec *r = ut_map_rec(&m, (__u32)h0);
+
+			CHECK(r && r->idx == (__u32)h0 && !r->reserved &&
+			      r->class_id == cls && r->len == 5,
+			      "record of %#llx: idx %u reserved %u",
+			      (unsigned long long)h0, r ? r->idx : 0,
+			      r ? r->reserved : 0);
+		}
 	}
 
-	th_case("a retired index array is given back and reads as empty") {
-		__u64 w0 = UT_ACQ(&m.h->index), w1, sum = 0, nslots;
-		const volatile __u64 *old;
+	th_case("each class has its own index array; growth leaves the others") {
+		__u64 hb = 0, hg = 0, wa, wb, wc0, wc, x;
+		int n;
 
-		nslots = 1ULL << UNIQD_MAP_INDEX_LOG2(w0);
+		CHECK_OK(ut_intern(fd, cls2, "first", 5, &hb, NULL));
+		wa = ut_map_class_word(&m, cls);
+		wb = ut_map_class_word(&m, cls2);
+		CHECK(wa && wb && wa != wb && !arrays_overlap(wa, wb),
+		      "classes[%u] %#llx classes[%u] %#llx", cls,
+		      (unsigned long long)wa, cls2, (unsigned long long)wb);
+		CHECK(word_ok(&m, wa) && word_ok(&m, wb), "a malformed word");
+		CHECK(hb && hb != h0 && ut_map_find(&m, cls2, "first", 5) == hb &&
+		      ut_map_find(&m, cls, "first", 5) == h0,
+		      "not each found in its own class");
+		/* The key is in the other array only: the class is confirmed. */
+		CHECK(!ut_map_find_in(&m, wa, cls2, "first", 5) &&
+		      !ut_map_find_in(&m, wb, cls, "first", 5),
+		      "found through the other class's array");
+		/* Grow cls3's array: the other classes' words stay. */
+		CHECK_OK(ut_intern(fd, cls3, "g-1", 3, &hg, NULL));
+		wc0 = ut_map_class_word(&m, cls3);
+		CHECK(word_ok(&m, wc0) && !arrays_overlap(wc0, wa) &&
+		      !arrays_overlap(wc0, wb), "classes[%u] %#llx", cls3,
+		      (unsigned long long)wc0);
+		wc = wc0;
+		for (n = 0; n < 20000 && wc == wc0; n++) {
+			snprintf(buf, sizeof(buf), "g%d", n);
+			CHECK_OK(ut_intern(fd, cls3, buf, strlen(buf), &x, NULL));
+			wc = ut_map_class_word(&m, cls3);
+		}
+		CHECK(wc != wc0 && word_ok(&m, wc) &&
+		      UNIQD_MAP_INDEX_LOG2(wc) == UNIQD_MAP_INDEX_LOG2(wc0) + 1,
+		      "classes[%u] %#llx -> %#llx after %d entries", cls3,
+		      (unsigned long long)wc0, (unsigned long long)wc, n);
+		/* Doubled when more than half full: at the entry past half. */
+		CHECK(1 + n == (int)(1U << UNIQD_MAP_INDEX_LOG2(wc0)) / 2 + 1,
+		      "grew at entry %d of a %u-slot array", 1 + n,
+		      1U << UNIQD_MAP_INDEX_LOG2(wc0));
+		CHECK(ut_map_class_word(&m, cls) == wa &&
+		      ut_map_class_word(&m, cls2) == wb,
+		      "classes[%u] %#llx -> %#llx, classes[%u] %#llx -> %#llx", cls,
+		      (unsigned long long)wa,
+		      (unsigned long long)ut_map_class_word(&m, cls), cls2,
+		      (unsigned long long)wb,
+		      (unsigned long long)ut_map_class_word(&m, cls2));
+		CHECK(!arrays_overlap(wc, wa) && !arrays_overlap(wc, wb),
+		      "the grown array overlaps another class's");
+		CHECK(ut_map_find(&m, cls, "first", 5) == h0 &&
+		      ut_map_find(&m, cls2, "first", 5) == hb &&
+		      ut_map_find(&m, cls3, "g-1", 3) == hg,
+		      "lost after another class grew");
+		CHECK_OK(ut_stats(fd, &st));
+		CHECK(st.index_slots == (1ULL << UNIQD_MAP_INDEX_LOG2(wa)) +
+					(1ULL << UNIQD_MAP_INDEX_LOG2(wb)) +
+					(1ULL << UNIQD_MAP_INDEX_LOG2(wc)),
+		      "index_slots %llu: not the sum of the classes' arrays",
+		      (unsigned long long)st.index_slots);
+	}
+
+	th_case("retired arrays: below a page kept as they were, else given back") {
+		__u64 w0 = ut_map_class_word(&m, cls), w1, w2, bytes0, cur, kept;
+		const volatile __u64 *old;
+		__u64 *copy;
+		int same = 1;
+
+		bytes0 = ut_map_array_bytes(w0);
 		old = (const volatile __u64 *)(m.base + UNIQD_MAP_INDEX_OFF(w0));
+		copy = malloc(bytes0);
 		/* Its pages are mapped here before the growth retires it. */
-		for (__u64 s = 0; s < nslots; s++)
-			sum += old[s];
-		CHECK(sum && ut_map_find_in(&m, w0, cls, "first", 5) == h0,
+		for (__u64 s = 0; copy && s < bytes0 / 8; s++)
+			copy[s] = old[s];
+		CHECK(copy && ut_map_find_in(&m, w0, cls, "first", 5) == h0,
 		      "first array: no entry");
 		for (i = 0; i < NKEYS; i++) {
 			char *k = key(i, buf);
@@ -121,23 +267,47 @@ int main(int argc, char **argv)
 			CHECK_OK(ut_intern(fd, i & 1 ? cls2 : cls, k, strlen(k),
 					   &handles[i], NULL));
 		}
-		w1 = UT_ACQ(&m.h->index);
-		CHECK(w1 != w0, "the index did not grow");
-		/* A reader still holding the old word: only misses. */
-		sum = 0;
-		for (__u64 s = 0; s < nslots; s++)
-			sum |= old[s];
-		CHECK(!sum, "the retired array still reads %#llx",
-		      (unsigned long long)sum);
-		CHECK(!ut_map_find_in(&m, w0, cls, "first", 5) &&
-		      ut_map_find(&m, cls, "first", 5) == h0,
-		      "old word finds, or new word misses");
+		w1 = ut_map_class_word(&m, cls);
+		w2 = ut_map_class_word(&m, cls2);
+		CHECK(w1 != w0, "the index of class %u did not grow", cls);
+		/*
+		 * A reader still holding the old word: an array smaller than a
+		 * page is kept as it was when retired (the slots read before
+		 * the keys above, which filled more of it, unchanged), and still
+		 * finds what it held; one of a page or more reads as zeroes.
+		 */
+		for (__u64 s = 0; copy && s < bytes0 / 8; s++)
+			same &= bytes0 < (__u64)page ? !copy[s] || old[s] == copy[s] :
+						      !old[s];
+		CHECK(same, "the retired %llu-byte array changed (page %ld)",
+		      (unsigned long long)bytes0, page);
+		if (bytes0 < (__u64)page)
+			CHECK(ut_map_find_in(&m, w0, cls, "first", 5) == h0,
+			      "a kept small array lost its entry");
+		else
+			CHECK(!ut_map_find_in(&m, w0, cls, "first", 5),
+			      "a given-back array still finds");
+		CHECK(ut_map_find(&m, cls, "first", 5) == h0, "the new word misses");
+		free(copy);
 		CHECK_OK(ut_stats(fd, &st));
-		CHECK(st.index_bytes == 8ULL << UNIQD_MAP_INDEX_LOG2(w1) &&
-		      st.index_slots == 1ULL << UNIQD_MAP_INDEX_LOG2(w1),
-		      "index_bytes %llu, slots %llu: retired arrays kept",
-		      (unsigned long long)st.index_bytes,
+		cur = ut_map_array_bytes(w1) + ut_map_array_bytes(w2) +
+		      ut_map_array_bytes(ut_map_class_word(&m, cls3));
+		CHECK(st.index_slots == (1ULL << UNIQD_MAP_INDEX_LOG2(w1)) +
+					(1ULL << UNIQD_MAP_INDEX_LOG2(w2)) +
+					(1ULL << UNIQD_MAP_INDEX_LOG2(ut_map_class_word(&m, cls3))),
+		      "index_slots %llu: not the sum of the classes' current arrays",
 		      (unsigned long long)st.index_slots);
+		/*
+		 * index_bytes: every array not given back. Class cls's history
+		 * is known from w0; the others each keep less than a page of
+		 * retired small arrays.
+		 */
+		kept = kept_bytes(w0, w1, page) - ut_map_array_bytes(w1);
+		CHECK(st.index_bytes >= cur + kept &&
+		      st.index_bytes < cur + kept + 2 * (__u64)page,
+		      "index_bytes %llu, current arrays %llu, class %u's kept %llu",
+		      (unsigned long long)st.index_bytes, (unsigned long long)cur,
+		      cls, (unsigned long long)kept);
 	}
 
 	th_case("every entry is found through the mapping, equal to RESOLVE") {
@@ -201,10 +371,11 @@ int main(int argc, char **argv)
 			r = (const void *)(m.base + e[x]);
 			if (ut_resolve(fd, h->handle_base | x, out, sizeof(out),
 				       &len, &rc) || len != r->len ||
-			    rc != r->class_id || memcmp(out, r->data, len))
+			    rc != r->class_id || r->idx != x || r->reserved ||
+			    memcmp(out, r->data, len))
 				bad++;
 			memset(covered + e[x] - h->records_off, 1,
-			       (8 + r->len + 7) & ~7U);
+			       ut_map_rec_bytes(r->len));
 		}
 		for (__u64 o = 0; o < rend - h->records_off; o++)
 			if (!covered[o] && m.base[h->records_off + o])
@@ -215,25 +386,49 @@ int main(int argc, char **argv)
 			bad += e[x] != 0;
 		bad += e[0] != 0;
 		/*
-		 * Index arrays up to the current one's end (the retired ones
-		 * read as zero): slots that are empty or right.
+		 * classes[]: 0 for id 0, else 0 or a well-formed word. Each
+		 * class's current array: every slot empty or naming a record
+		 * of that class, with the tag of its hash, within the probe
+		 * window of its home, whose entries[] word names it back (no
+		 * call is under way, so none is being placed). Retired arrays
+		 * are not scanned: the small ones keep what they held.
 		 */
-		__u64 iw = UT_ACQ(&h->index);
-		__u64 iend = UNIQD_MAP_INDEX_OFF(iw) + (8ULL << UNIQD_MAP_INDEX_LOG2(iw)) -
-			     h->index_off;
+		__u64 cend = UT_ACQ(&h->classes_end);
+		const __u64 *cw = (const __u64 *)(m.base + h->classes_off);
+		__u64 slots_sum = 0;
 
-		for (__u64 o = 0; o < iend; o += 8) {
-			__u64 v = *(const __u64 *)(m.base + h->index_off + o);
-			const struct uniqd_map_rec *r;
+		bad += cend && cw[0] != 0;
+		for (__u64 c = 1; c < cend; c++) {
+			__u64 w = UT_ACQ(&cw[c]), n;
+			const __u64 *sl = ut_map_slots(&m, w, &n);
 
-			if (!v)
+			if (w && !word_ok(&m, w)) {
+				bad++;
 				continue;
-			r = ut_map_rec(&m, (__u32)v);
-			if (!r || (uniqd_maphash(h->hash_seed[0], h->hash_seed[1],
-						 r->class_id, r->data, r->len) >> 32) !=
-				  v >> 32)
-				badslot++;
+			}
+			slots_sum += n;
+			for (__u64 o = 0; o < n; o++) {
+				__u64 v = UT_ACQ(&sl[o]), hh, dist;
+				const struct uniqd_map_rec *r = ut_map_slot_rec(&m, v);
+
+				if (!v)
+					continue;
+				if (!r || r->class_id != c || r->idx >= ne ||
+				    e[r->idx] != UNIQD_MAP_SLOT_OFF(v)) {
+					badslot++;
+					continue;
+				}
+				hh = uniqd_maphash(h->hash_seed[0], h->hash_seed[1],
+						   r->class_id, r->data, r->len);
+				dist = (o - (hh & (n - 1))) & (n - 1);
+				if (UNIQD_MAP_SLOT_TAG(v) != hh >> UNIQD_MAP_TAG_SHIFT ||
+				    dist >= h->probe)
+					badslot++;
+			}
 		}
+		CHECK(slots_sum == st.index_slots, "the classes' arrays have %llu slots, "
+		      "index_slots %llu", (unsigned long long)slots_sum,
+		      (unsigned long long)st.index_slots);
 		CHECK(!bad, "%d unexplained words or bytes", bad);
 		CHECK(!badslot, "%d index slots that name no matching entry", badslot);
 	}

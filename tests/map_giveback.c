@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the kernel gives back of the mapping, a retired index array, it
- * never writes again, never maps again after the give-back returns, and
- * gives back in its own pool's mappings only:
+ * What the kernel gives back of the mapping, a class's retired index array
+ * of a page or more (UNIQD_MAP_VERSION 2: smaller ones are packed several
+ * to a page and kept, with what they held), it never writes again, never
+ * maps again after the give-back returns, and gives back in its own pool's
+ * mappings only:
  *
  * - a page of it held by a pipe (vmsplice()) reads as it was published,
  *   also while several pools give back arrays at once (an area freed by
@@ -24,7 +26,7 @@
 #include "uniqd_map_test.h"
 
 #define PG	4096UL
-/* Entries that take the first index array through its growth. */
+/* Entries that take a class's array past a page, and through its growth. */
 #define GROW_KEYS	1200
 
 /* Class 1 of @fd ("c"), and @n keys "k<base + i>" interned. */
@@ -46,6 +48,24 @@ static int fill(int fd, unsigned int base, unsigned int n)
 }
 
 /*
+ * Keys "k<base + i>" of class 1 until its array (classes[1]) is a page or
+ * more: its word, 0 if it never got there. The keys interned go to *@n.
+ */
+static __u64 grow_to_page(int fd, const struct ut_map *m, unsigned int base,
+			  unsigned int *n)
+{
+	__u64 w = ut_map_class_word(m, 1);
+
+	for (*n = 0; *n < GROW_KEYS && ut_map_array_bytes(w) < PG; (*n)++) {
+		if (fill(fd, base + *n, 1))
+			return 0;
+		w = ut_map_class_word(m, 1);
+	}
+	/* Given back by pages: an array of a page or more starts on one. */
+	return ut_map_array_bytes(w) >= PG && !(UNIQD_MAP_INDEX_OFF(w) % PG) ? w : 0;
+}
+
+/*
  * A key of class 1 whose home is slot 0 of an array of 2^@log2 slots, so
  * that the array's first word is published and not zero.
  */
@@ -58,7 +78,7 @@ static int key_at_slot0(const struct ut_map *m, unsigned int log2, char *key)
 		__u64 h = uniqd_maphash(m->h->hash_seed[0], m->h->hash_seed[1],
 					1, key, len);
 
-		if (!((h >> 32) & ((1ULL << log2) - 1)))
+		if (!(h & ((1ULL << log2) - 1)))
 			return len;
 	}
 	return -1;
@@ -88,6 +108,7 @@ static int pipe_round(int round, int growers)
 	char name[32], key[32], page[PG], back[PG];
 	struct ut_map m;
 	int fd, p[2], len, i, ret = -1, st;
+	unsigned int n;
 	struct iovec iov;
 	__u64 w, h;
 	pid_t pid[4];
@@ -96,10 +117,10 @@ static int pipe_round(int round, int growers)
 	fd = ut_pool(name, UNIQD_ATTACH_NEW);
 	if (fd < 0 || ut_class(fd, "c") != 1 || ut_map(fd, &m))
 		return -1;
-	/* The first array has UNIQD_MAP_INDEX_MIN slots: ask the header. */
-	if (fill(fd, 1000000, 1))
+	/* The class's first arrays are under a page: grow it to one. */
+	w = grow_to_page(fd, &m, 1000000, &n);
+	if (!w)
 		goto out;
-	w = UT_ACQ(&m.h->index);
 	len = key_at_slot0(&m, UNIQD_MAP_INDEX_LOG2(w), key);
 	if (len < 0 || ut_intern(fd, 1, key, len, &h, NULL))
 		goto out;
@@ -124,7 +145,7 @@ static int pipe_round(int round, int growers)
 	 * before the call that retired it is what the pipe must still read
 	 * (its empty slots fill until then; a published slot never changes).
 	 */
-	for (i = 0; i < GROW_KEYS && UT_ACQ(&m.h->index) == w; i++) {
+	for (i = 0; i < 4 * GROW_KEYS && ut_map_class_word(&m, 1) == w; i++) {
 		int klen = snprintf(key, sizeof(key), "k%d", i);
 
 		memcpy(page, m.base + UNIQD_MAP_INDEX_OFF(w), PG);
@@ -133,7 +154,7 @@ static int pipe_round(int round, int growers)
 	}
 	for (i = 0; i < growers; i++)
 		waitpid(pid[i], &st, 0);
-	if (UT_ACQ(&m.h->index) == w)
+	if (ut_map_class_word(&m, 1) == w)
 		goto close_pipe;	/* did not grow: setup */
 	if (read(p[0], back, PG) != (ssize_t)PG)
 		goto close_pipe;
@@ -168,11 +189,12 @@ static void *toucher(void *arg)
 	unsigned long sum = 0;
 
 	while (!r->stop) {
-		__u64 w = UT_ACQ(&r->m->h->index);
+		__u64 w = ut_map_class_word(r->m, 1);
 		const __u8 *a = r->m->base + UNIQD_MAP_INDEX_OFF(w);
-		size_t bytes = 8UL << UNIQD_MAP_INDEX_LOG2(w), o;
+		size_t bytes = ut_map_array_bytes(w), o;
 
-		if (!w)
+		/* Small arrays share pages with others, kept: page-sized only. */
+		if (bytes < PG)
 			continue;
 		madvise((void *)a, bytes, MADV_DONTNEED);
 		for (o = 0; o < bytes; o += PG)
@@ -222,6 +244,72 @@ int main(void)
 		return th_finish();
 	}
 
+	th_case("a class's retired arrays: under a page kept, a page or more zeroes") {
+		struct ut_map m;
+		__u64 words[24], *copies[24] = { 0 }, w, kept = 0, h0 = 0;
+		unsigned int nw = 0, k, bad_kept = 0, bad_gone = 0;
+		struct uniqd_stats st;
+
+		fd = ut_pool("giveback-class", UNIQD_ATTACH_NEW);
+		CHECK(fd >= 0 && !fill(fd, 0, 1) && !ut_map(fd, &m), "setup: %s",
+		      strerror(errno));
+		CHECK_OK(ut_intern(fd, 1, "k0", 2, &h0, NULL));
+		/* 4096 keys: the class's array grows to 8192 slots, 64 KiB. */
+		for (k = 1; k < 4096 && nw < 24; k++) {
+			w = ut_map_class_word(&m, 1);
+			/* A new array: the copy of the one before stays. */
+			if (!nw || words[nw - 1] != w)
+				words[nw++] = w;
+			/* The current array as it is before each new key. */
+			free(copies[nw - 1]);
+			copies[nw - 1] = malloc(ut_map_array_bytes(w));
+			if (copies[nw - 1])
+				memcpy(copies[nw - 1], m.base + UNIQD_MAP_INDEX_OFF(w),
+				       ut_map_array_bytes(w));
+			if (fill(fd, k, 1))
+				break;
+		}
+		w = ut_map_class_word(&m, 1);
+		if (nw && words[nw - 1] != w && nw < 24)
+			words[nw++] = w;
+		CHECK(nw >= 2 && ut_map_array_bytes(w) >= 4 * PG,
+		      "%u arrays, now %#llx", nw, (unsigned long long)w);
+		for (k = 0; k + 1 < nw; k++) {
+			__u64 b = ut_map_array_bytes(words[k]);
+			const __u64 *o = (const __u64 *)(m.base + UNIQD_MAP_INDEX_OFF(words[k]));
+
+			if (b < PG) {
+				/* Kept as it was when retired, and still finds. */
+				kept += b;
+				bad_kept += !copies[k] || memcmp(copies[k], o, b) ||
+					    ut_map_find_in(&m, words[k], 1, "k0", 2) != h0;
+			} else {
+				bad_gone += !all_zero(&m, words[k]) ||
+					    ut_map_find_in(&m, words[k], 1, "k0", 2);
+			}
+			CHECK(UNIQD_MAP_INDEX_LOG2(words[k + 1]) ==
+			      UNIQD_MAP_INDEX_LOG2(words[k]) + 1,
+			      "array %u: %#llx -> %#llx: not doubled", k,
+			      (unsigned long long)words[k],
+			      (unsigned long long)words[k + 1]);
+		}
+		CHECK(!bad_kept, "%u retired arrays under a page changed", bad_kept);
+		CHECK(!bad_gone, "%u retired arrays of a page or more not zeroes", bad_gone);
+		CHECK(ut_map_find(&m, 1, "k0", 2) == h0, "the current array misses");
+		CHECK_OK(ut_stats(fd, &st));
+		CHECK(st.index_slots == 1ULL << UNIQD_MAP_INDEX_LOG2(w) &&
+		      st.index_bytes == kept + ut_map_array_bytes(w),
+		      "index_slots %llu index_bytes %llu: current %llu bytes, kept %llu",
+		      (unsigned long long)st.index_slots,
+		      (unsigned long long)st.index_bytes,
+		      (unsigned long long)ut_map_array_bytes(w),
+		      (unsigned long long)kept);
+		for (k = 0; k < 24; k++)
+			free(copies[k]);
+		ut_unmap(&m);
+		close(fd);
+	}
+
 	th_case("a given-back index page held by a pipe never changes") {
 		for (i = 0, bad = 0; i < 12; i++) {
 			int r = pipe_round(i, i % 2 ? 3 : 0);
@@ -253,7 +341,10 @@ int main(void)
 		fflush(stdout);
 		pid = fork();
 		if (!pid) {
-			/* The creator: grows 1024 -> 32768 slots, reporting. */
+			/*
+			 * The creator: grows class 1 from its first array
+			 * to 32768 slots, reporting each growth.
+			 */
 			int cfd = ut_pool("giveback-race", 0);
 			struct ut_map cm;
 			unsigned int k;
@@ -261,13 +352,13 @@ int main(void)
 			if (cfd < 0 || ut_class(cfd, "c") != 1 || ut_map(cfd, &cm))
 				_exit(1);
 			for (k = 1; k < 16000; k++) {
-				__u64 before = UT_ACQ(&cm.h->index), h;
+				__u64 before = ut_map_class_word(&cm, 1), h;
 				char key[32];
 				int len = snprintf(key, sizeof(key), "r%u", k);
 
 				if (ut_intern(cfd, 1, key, len, &h, NULL))
 					_exit(2);
-				if (UT_ACQ(&cm.h->index) != before) {
+				if (ut_map_class_word(&cm, 1) != before) {
 					/* Returned: the old array is given back. */
 					__atomic_store_n(&shared[0], before,
 							 __ATOMIC_RELEASE);
@@ -283,6 +374,9 @@ int main(void)
 							    __ATOMIC_ACQUIRE);
 
 				g = __atomic_load_n(&shared[1], __ATOMIC_ACQUIRE);
+				/* Arrays under a page are kept, not given back. */
+				if (ut_map_array_bytes(old) < PG)
+					continue;
 				checked++;
 				fails += !all_zero(&m, old);
 			}
@@ -308,21 +402,27 @@ int main(void)
 		int fa = ut_pool("giveback-a", UNIQD_ATTACH_NEW);
 		int fb = ut_pool("giveback-b", UNIQD_ATTACH_NEW);
 		const __u8 *pb;
-		__u64 wa;
+		unsigned int na = 0, nb = 0;
+		__u64 wa = 0, wb = 0;
 
 		CHECK(fa >= 0 && fb >= 0 && !fill(fa, 0, 1) && !fill(fb, 0, 1) &&
 		      !ut_map(fa, &ma) && !ut_map(fb, &mb), "setup: %s",
 		      strerror(errno));
-		wa = UT_ACQ(&ma.h->index);
-		/* Same limits, same layout: b's first array is where a's is. */
-		CHECK(UT_ACQ(&mb.h->index) == wa, "a %#llx b %#llx",
-		      (unsigned long long)wa,
-		      (unsigned long long)UT_ACQ(&mb.h->index));
+		/* Both classes' arrays a page: a's next growth gives its back. */
+		if (fa >= 0 && fb >= 0) {
+			wa = grow_to_page(fa, &ma, 1, &na);
+			wb = grow_to_page(fb, &mb, 1, &nb);
+		}
+		CHECK(wa && wb, "no page-sized array: a %#llx b %#llx",
+		      (unsigned long long)wa, (unsigned long long)wb);
+		/* Same limits, same history, same layout: b's array is where a's is. */
+		CHECK(wb == wa, "a %#llx b %#llx", (unsigned long long)wa,
+		      (unsigned long long)wb);
 		pb = mb.base + UNIQD_MAP_INDEX_OFF(wa);
 		(void)*(volatile const __u8 *)pb;
 		CHECK(present(pb) == 1, "b's page not present after a read");
-		CHECK(!fill(fa, 1, GROW_KEYS), "grow a: %s", strerror(errno));
-		CHECK(UT_ACQ(&ma.h->index) != wa, "a did not grow");
+		CHECK(!fill(fa, 1 + na, GROW_KEYS), "grow a: %s", strerror(errno));
+		CHECK(ut_map_class_word(&ma, 1) != wa, "a did not grow");
 		CHECK(present(pb) == 1, "a's growth unmapped b's page");
 		CHECK(*(const __u64 *)pb == *(const __u64 *)pb,
 		      "b reads its page");

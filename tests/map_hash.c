@@ -4,10 +4,12 @@
  * hash") states it: an implementation written from that text alone (its
  * 128-bit products from 32-bit halves, its reads byte by byte) must give the
  * documented vectors and agree with uniqd_maphash() of <linux/uniqd.h>, and
- * the kernel must have put every interned key where it says: in the first
- * empty slot of its window, or out of the index (STATS.map_overflow) with
- * the window full. Entries a full window left out are placed again when
- * the index grows.
+ * the kernel must have put every interned key where it says: in its class's
+ * array (classes[class_id]), in the first empty slot of the window from its
+ * home (hash & (slots - 1)), the slot holding its tag (hash >> 40) over its
+ * record's offset / 8; or out of the index (STATS.map_overflow) with the
+ * window full. Entries a full window left out are placed again when their
+ * class's array grows.
  */
 #define _GNU_SOURCE
 #include "harness.h"
@@ -118,17 +120,18 @@ struct where {
 	int window_full;	/* no empty slot in the window */
 };
 
-static struct where locate(const struct ut_map *m, __u64 hash, __u32 idx)
+/* Where the entry of class @cls, index hash @hash, record at @off sits. */
+static struct where locate(const struct ut_map *m, __u32 cls, __u64 hash,
+			   __u64 off)
 {
-	__u64 w = UT_ACQ(&m->h->index);
-	const __u64 *slots = (const __u64 *)(m->base + UNIQD_MAP_INDEX_OFF(w));
-	__u64 mask = (1ULL << UNIQD_MAP_INDEX_LOG2(w)) - 1;
-	__u64 want = (hash & ~0xffffffffULL) | idx;
-	__u32 tag = hash >> 32;
+	__u64 w = ut_map_class_word(m, cls), n;
+	const __u64 *slots = ut_map_slots(m, w, &n);
+	/* The text: the tag, hash >> 40, over the record's offset / 8. */
+	__u64 want = (hash >> 40) << 40 | off >> 3;
 	struct where r = { -1, 0, 1 };
 
-	for (__u32 i = 0; i < m->h->probe; i++) {
-		__u64 v = UT_ACQ(&slots[(tag + i) & mask]);
+	for (__u32 i = 0; slots && i < m->h->probe; i++) {
+		__u64 v = UT_ACQ(&slots[(hash + i) & (n - 1)]);
 
 		if (!v) {
 			r.window_full = 0;
@@ -220,8 +223,15 @@ int main(void)
 						cls[i & 1], key, len);
 			struct where w;
 
+			const struct uniqd_map_rec *r;
+
 			CHECK_OK(ut_lookup(fd, cls[i & 1], key, len, &h, NULL));
-			w = locate(&m, hh, (__u32)h);
+			r = ut_map_rec(&m, (__u32)h);
+			if (!r) {
+				bad_out++;
+				continue;
+			}
+			w = locate(&m, cls[i & 1], hh, (__u64)((const __u8 *)r - m.base));
 			if (w.slot < 0) {
 				out++;
 				bad_out += !w.window_full;
@@ -240,15 +250,16 @@ int main(void)
 		close(fd);
 	}
 
-	th_case("entries a full window left out are placed when the index grows") {
+	th_case("entries a full window left out are placed when the class's array grows") {
 		int fd = ut_pool("map-hash-regrow", 0);
-		__u32 c = ut_class(fd, "c"), target = 0, got[2] = { 0, 0 };
-		__u32 log2, slots, ftag;
+		__u32 c = ut_class(fd, "c"), got[2] = { 0, 0 };
+		__u32 log2 = 0, slots = 0;
 		char keys[20][24], filler[24];
 		int n = 0, found = 0, nf = 0;
+		unsigned int fi = 0;
 		struct uniqd_stats st;
 		struct ut_map m;
-		__u64 h[20], x;
+		__u64 h[20], x, w = 0;
 
 		CHECK(fd >= 0 && c, "pool");
 		if (ut_map(fd, &m)) {
@@ -256,31 +267,38 @@ int main(void)
 			m.h = &(struct uniqd_map_header){ .probe = 16 };
 		}
 		/*
-		 * The first array, made by one key: its size is the build's
-		 * (1024 slots, or one page with UNIQD_INDEX_ONE_PAGE).
+		 * Fillers homed away from slot 0 modulo 256, and so from every
+		 * multiple of 256 in any array of 256 slots or more, until the
+		 * class's array has 256 slots or more (2^log2): the 20 keys
+		 * below then fit under half of it with what is there.
 		 */
-		CHECK_OK(ut_intern(fd, c, "first", 5, &x, NULL));
-		log2 = UNIQD_MAP_INDEX_LOG2(UT_ACQ(&m.h->index));
-		slots = 1U << log2;
-		ftag = spec_hash(m.h->hash_seed[0], m.h->hash_seed[1], c,
-				 (const __u8 *)"first", 5) >> 32;
-		/*
-		 * 20 keys with one home in the first array's slots, 10 of each
-		 * home they split into at twice as many: 4 are left out of the
-		 * first array and all fit in the second.
-		 */
-		for (unsigned int i = 0; n < 20 && i < 10000000; i++) {
-			int len = sprintf(keys[n], "ov%u", i);
-			__u32 tag = spec_hash(m.h->hash_seed[0], m.h->hash_seed[1],
-					      c, (__u8 *)keys[n], len) >> 32;
-			int half = (tag >> log2) & 1;
+		while (log2 < 8 && fi < 1000000 && m.base) {
+			int len = sprintf(filler, "f%u", fi++);
+			__u64 hh = spec_hash(m.h->hash_seed[0], m.h->hash_seed[1],
+					     c, (__u8 *)filler, len);
 
-			/* A home whose window the first key is not near. */
-			if (!n && ((ftag - tag + 16) & (slots - 1)) < 33)
+			if (((hh + 16) & 255) < 64)
 				continue;
-			if (!n)
-				target = tag & (slots - 1);
-			if ((tag & (slots - 1)) != target || got[half] == 10)
+			CHECK_OK(ut_intern(fd, c, filler, len, &x, NULL));
+			nf++;
+			w = ut_map_class_word(&m, c);
+			log2 = w ? UNIQD_MAP_INDEX_LOG2(w) : 0;
+		}
+		slots = 1U << log2;
+		CHECK(log2 >= 8, "classes[%u] %#llx after %d fillers", c,
+		      (unsigned long long)w, nf);
+		/*
+		 * 20 keys with home 0 in the class's array, 10 of each home
+		 * they split into at twice as many slots (0 and slots): 4 are
+		 * left out of this array and all fit in the next.
+		 */
+		for (unsigned int i = 0; n < 20 && i < 100000000; i++) {
+			int len = sprintf(keys[n], "ov%u", i);
+			__u64 hh = spec_hash(m.h->hash_seed[0], m.h->hash_seed[1],
+					     c, (__u8 *)keys[n], len);
+			int half = (hh >> log2) & 1;
+
+			if ((hh & (slots - 1)) || got[half] == 10)
 				continue;
 			got[half]++;
 			n++;
@@ -289,24 +307,23 @@ int main(void)
 		for (int i = 0; i < n; i++)
 			CHECK_OK(ut_intern(fd, c, keys[i], strlen(keys[i]), &h[i], NULL));
 		CHECK_OK(ut_stats(fd, &st));
-		CHECK(st.index_slots == slots && st.map_overflow == 4,
-		      "%llu slots, %llu left out", (unsigned long long)st.index_slots,
-		      (unsigned long long)st.map_overflow);
-		/* Fillers homed away from both windows, until the index grows. */
-		for (unsigned int i = 0; st.index_slots == slots && i < 100000; i++) {
-			int len = sprintf(filler, "f%u", i);
-			__u32 tag = spec_hash(m.h->hash_seed[0], m.h->hash_seed[1],
-					      c, (__u8 *)filler, len) >> 32;
+		CHECK(ut_map_class_word(&m, c) == w && st.index_slots == slots &&
+		      st.map_overflow == 4,
+		      "%llu slots (%u), %llu left out", (unsigned long long)st.index_slots,
+		      slots, (unsigned long long)st.map_overflow);
+		/* More fillers, away from both windows, until the array grows. */
+		for (nf = 0; ut_map_class_word(&m, c) == w && fi < 2000000 && m.base; ) {
+			int len = sprintf(filler, "f%u", fi++);
+			__u64 hh = spec_hash(m.h->hash_seed[0], m.h->hash_seed[1],
+					     c, (__u8 *)filler, len);
 
-			if (((tag - target + 16) & (slots - 1)) < 33)
+			if (((hh + 16) & 255) < 64)
 				continue;
 			CHECK_OK(ut_intern(fd, c, filler, len, &x, NULL));
 			nf++;
-			if (!(nf % 16))
-				CHECK_OK(ut_stats(fd, &st));
 		}
 		CHECK_OK(ut_stats(fd, &st));
-		CHECK(st.index_slots == 2 * slots, "%llu slots after %d fillers",
+		CHECK(st.index_slots == 2 * slots, "%llu slots after %d more fillers",
 		      (unsigned long long)st.index_slots, nf);
 		for (int i = 0; i < n; i++)
 			found += ut_map_find(&m, c, keys[i], strlen(keys[i])) == h[i];

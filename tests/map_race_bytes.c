@@ -15,7 +15,7 @@
 #include "uniqd_map_test.h"
 
 #define NPROC		4
-#define KEY_LEN		8185	/* a mapped record of 8200 bytes: 3 pages */
+#define KEY_LEN		8185	/* a mapped record of 8208 bytes: 3 pages */
 #define MAX_BYTES	(2U << 20)
 #define MAX_ROUNDS	4000
 

@@ -104,7 +104,7 @@ static int check_key(int fd, const struct ut_map *m, __u32 cls, __u64 h,
 		return 0;
 	mr = ut_map_rec(m, (__u32)h);
 	return mr && mr->class_id == cls && mr->len == len &&
-	       !memcmp(mr->data, want, len);
+	       mr->idx == (__u32)h && !memcmp(mr->data, want, len);
 }
 
 int main(void)

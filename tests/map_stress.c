@@ -65,7 +65,11 @@ static int reader(int fd, __u32 cls, struct shared *sh, int total, int seed)
 	return 0;
 }
 
-/* Keys whose index tags share their low @bits bits: they share a home. */
+/*
+ * Keys whose index hashes share their low @bits bits: they share a home in
+ * their class's array of up to 2^@bits slots (version 2: home = hash &
+ * (slots - 1)).
+ */
 static int colliding(const struct ut_map *m, __u32 cls, int want, int bits,
 		     char (*out)[32])
 {
@@ -78,8 +82,8 @@ static int colliding(const struct ut_map *m, __u32 cls, int want, int bits,
 					cls, out[n], len);
 
 		if (!n)
-			target = (h >> 32) & mask;
-		if (((h >> 32) & mask) == target)
+			target = h & mask;
+		if ((h & mask) == target)
 			n++;
 	}
 	return n;

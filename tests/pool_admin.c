@@ -216,7 +216,8 @@ int main(void)
 		CHECK(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fb, 0) == MAP_FAILED &&
 		      errno == EIDRM, "mmap of a revoked pool: %s", strerror(errno));
 		if (m != MAP_FAILED)
-			CHECK(((struct uniqd_map_header *)m)->magic == UNIQD_MAP_MAGIC,
+			CHECK(((struct uniqd_map_header *)m)->magic == UNIQD_MAP_MAGIC &&
+			      ((struct uniqd_map_header *)m)->version == UNIQD_MAP_VERSION,
 			      "the mapping is gone");
 		s = find(fd, idb);
 		CHECK(s && (s->flags & UNIQD_POOL_REVOKED), "not listed as revoked");

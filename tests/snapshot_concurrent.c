@@ -134,7 +134,7 @@ static int mapped_as(const struct ut_map *m, __u64 h, __u32 cls,
 		return -1;
 	rec = ut_map_rec(m, (__u32)h);
 	if (!rec || rec->class_id != cls || rec->len != len ||
-	    memcmp(rec->data, data, len))
+	    rec->idx != (__u32)h || memcmp(rec->data, data, len))
 		return -1;
 	return 0;
 }

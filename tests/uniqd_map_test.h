@@ -3,7 +3,8 @@
  * A reader of the mapped pool for the VM tests, written from
  * Documentation/userspace-api.rst ("The mapped pool") alone, apart from
  * libuniqd's, so that the tests check the ABI and not one implementation of
- * it against itself.
+ * it against itself. UNIQD_MAP_VERSION 2: one index array per class, named
+ * by classes[class_id]; a slot names its record (tag over offset / 8).
  */
 #ifndef UNIQD_TESTS_UNIQD_MAP_TEST_H
 #define UNIQD_TESTS_UNIQD_MAP_TEST_H
@@ -48,6 +49,12 @@ static inline void ut_unmap(struct ut_map *m)
 	m->base = NULL;
 }
 
+/* Bytes a mapped record of @len content bytes takes: ALIGN(16 + len, 8). */
+static inline __u64 ut_map_rec_bytes(__u32 len)
+{
+	return (sizeof(struct uniqd_map_rec) + (__u64)len + 7) & ~7ULL;
+}
+
 /* The record of entry @idx, or NULL if it is not published. */
 static inline const struct uniqd_map_rec *ut_map_rec(const struct ut_map *m,
 						     __u32 idx)
@@ -61,64 +68,108 @@ static inline const struct uniqd_map_rec *ut_map_rec(const struct ut_map *m,
 	return off ? (const struct uniqd_map_rec *)(m->base + off) : NULL;
 }
 
-/* The handle of (@cls, @data) found through index word @w, or 0. */
+/* classes[@cls]: the word naming class @cls's index array, or 0. */
+static inline __u64 ut_map_class_word(const struct ut_map *m, __u32 cls)
+{
+	const __u64 *c = (const __u64 *)(m->base + m->h->classes_off);
+
+	if (cls >= m->h->classes_cap || cls >= UT_ACQ(&m->h->classes_end))
+		return 0;
+	return UT_ACQ(&c[cls]);
+}
+
+/* The slots of the array index word @w names, its slot count in *@n. */
+static inline const __u64 *ut_map_slots(const struct ut_map *m, __u64 w,
+					__u64 *n)
+{
+	*n = w ? 1ULL << UNIQD_MAP_INDEX_LOG2(w) : 0;
+	return w ? (const __u64 *)(m->base + UNIQD_MAP_INDEX_OFF(w)) : NULL;
+}
+
+/* The bytes of the array index word @w names (0 for no array). */
+static inline __u64 ut_map_array_bytes(__u64 w)
+{
+	return w ? 8ULL << UNIQD_MAP_INDEX_LOG2(w) : 0;
+}
+
+/*
+ * The record slot value @v names, or NULL when it names none: empty, or an
+ * entry being placed (an offset below records_off), or outside the region.
+ */
+static inline const struct uniqd_map_rec *ut_map_slot_rec(const struct ut_map *m,
+							  __u64 v)
+{
+	__u64 off = UNIQD_MAP_SLOT_OFF(v);
+
+	if (!v || off < m->h->records_off ||
+	    off + sizeof(struct uniqd_map_rec) > m->h->records_off + m->h->records_size)
+		return NULL;
+	return (const struct uniqd_map_rec *)(m->base + off);
+}
+
+/*
+ * The handle of (@cls, @data) found through index word @w (the class's
+ * classes[] word, current or held from before), or 0.
+ */
 static inline __u64 ut_map_find_in(const struct ut_map *m, __u64 w, __u32 cls,
 				   const void *data, __u32 len)
 {
 	const __u64 *slots;
-	__u64 h, mask;
+	__u64 h, n, home;
 	__u32 tag;
 
-	if (!w)
+	slots = ut_map_slots(m, w, &n);
+	if (!slots)
 		return 0;
-	slots = (const __u64 *)(m->base + UNIQD_MAP_INDEX_OFF(w));
-	mask = (1ULL << UNIQD_MAP_INDEX_LOG2(w)) - 1;
 	h = uniqd_maphash(m->h->hash_seed[0], m->h->hash_seed[1], cls, data,
 			  len);
-	tag = h >> 32;
+	tag = (__u32)(h >> UNIQD_MAP_TAG_SHIFT);
+	home = h & (n - 1);
 	for (__u32 i = 0; i < m->h->probe; i++) {
-		__u64 v = UT_ACQ(&slots[(tag + i) & mask]);
+		__u64 v = UT_ACQ(&slots[(home + i) & (n - 1)]);
 		const struct uniqd_map_rec *r;
 
 		if (!v)
 			return 0;
-		if ((__u32)(v >> 32) != tag)
+		if (UNIQD_MAP_SLOT_TAG(v) != tag)
 			continue;
-		r = ut_map_rec(m, (__u32)v);
+		r = ut_map_slot_rec(m, v);
 		if (r && r->class_id == cls && r->len == len &&
+		    UNIQD_MAP_SLOT_OFF(v) + ut_map_rec_bytes(len) <=
+		    m->h->records_off + m->h->records_size &&
 		    !memcmp(r->data, data, len))
-			return m->h->handle_base | (__u32)v;
+			return m->h->handle_base | r->idx;
 	}
 	return 0;
 }
 
 /*
  * How many slots of the probe window of (@cls, @data) in index word @w's
- * array are taken. An entry not in the index must have found all of them
- * taken when it was placed (windows only fill).
+ * array are taken (not 0). An entry not in the index must have found all
+ * of them taken when it was placed (windows only fill).
  */
 static inline __u32 ut_map_window_used(const struct ut_map *m, __u64 w, __u32 cls,
 				       const void *data, __u32 len)
 {
 	const __u64 *slots;
-	__u64 mask;
-	__u32 tag, used = 0;
+	__u64 n, home;
+	__u32 used = 0;
 
-	if (!w)
+	slots = ut_map_slots(m, w, &n);
+	if (!slots)
 		return 0;
-	slots = (const __u64 *)(m->base + UNIQD_MAP_INDEX_OFF(w));
-	mask = (1ULL << UNIQD_MAP_INDEX_LOG2(w)) - 1;
-	tag = uniqd_maphash(m->h->hash_seed[0], m->h->hash_seed[1], cls, data, len) >> 32;
+	home = uniqd_maphash(m->h->hash_seed[0], m->h->hash_seed[1], cls, data,
+			     len) & (n - 1);
 	for (__u32 i = 0; i < m->h->probe; i++)
-		used += UT_ACQ(&slots[(tag + i) & mask]) != 0;
+		used += UT_ACQ(&slots[(home + i) & (n - 1)]) != 0;
 	return used;
 }
 
-/* The handle of (@cls, @data) found through the current index, or 0. */
+/* The handle of (@cls, @data) found through its class's current index, or 0. */
 static inline __u64 ut_map_find(const struct ut_map *m, __u32 cls,
 				const void *data, __u32 len)
 {
-	return ut_map_find_in(m, UT_ACQ(&m->h->index), cls, data, len);
+	return ut_map_find_in(m, ut_map_class_word(m, cls), cls, data, len);
 }
 
 #endif /* UNIQD_TESTS_UNIQD_MAP_TEST_H */
