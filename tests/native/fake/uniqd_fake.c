@@ -165,6 +165,7 @@ static int fk_pool_new(struct fk_pool *p)
 {
 	struct fk_geometry g = {
 		.entries = fk_pool_entries,
+		.classes = FK_CLASSES + 1,
 		.records = fk_pool_records,
 		.handle_base = (uint64_t)(p->index + 1) << 40,
 		.seed = { FK_MAP_SEED0, FK_MAP_SEED1 },
