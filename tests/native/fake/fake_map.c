@@ -66,7 +66,7 @@ int fk_mapping_new(struct fk_mapping *m, const struct fk_geometry *g)
 	m->ix = (struct fk_class_ix *)(m->base + m->size);
 	h = fk_hdr(m);
 	h->magic = UNIQD_MAP_MAGIC;
-	h->version = UNIQD_MAP_VERSION;
+	h->version = g->version ? g->version : UNIQD_MAP_VERSION;
 	h->header_size = sizeof(*h);
 	h->page_size = (uint32_t)page;
 	h->probe = UNIQD_MAP_PROBE;

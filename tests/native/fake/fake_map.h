@@ -28,6 +28,7 @@ struct fk_geometry {
 	uint64_t handle_base;	/* handle of entry idx: handle_base | idx */
 	uint64_t seed[2];	/* the index hash's */
 	int index;		/* keep the mapped index; 0: classes[] stay 0 */
+	uint32_t version;	/* what the header says; 0: UNIQD_MAP_VERSION */
 	int shared;		/* MAP_SHARED: seen by processes forked after */
 };
 

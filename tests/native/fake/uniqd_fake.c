@@ -86,6 +86,7 @@ uint64_t fk_max_entries = 1u << 24;
 const char *fk_private_pool = "private";
 int fk_map;
 int fk_map_index;
+int fk_map_version;
 uint64_t fk_pool_entries = 1u << 18;
 uint64_t fk_pool_records = 64u << 20;
 int fk_shared;
@@ -170,6 +171,7 @@ static int fk_pool_new(struct fk_pool *p)
 		.handle_base = (uint64_t)(p->index + 1) << 40,
 		.seed = { FK_MAP_SEED0, FK_MAP_SEED1 },
 		.index = fk_map_index,
+		.version = fk_map_version,
 		.shared = fk_shared,
 	};
 	uint64_t nslots = 1;

@@ -31,6 +31,7 @@ extern uint64_t fk_max_entries;		/* every new pool's limit */
 extern const char *fk_private_pool;	/* ATTACH to this name: EACCES */
 extern int fk_map;			/* pools created now are mapped */
 extern int fk_map_index;		/* ... with the mapped index */
+extern int fk_map_version;		/* ... whose header says this (0: ours) */
 extern uint64_t fk_pool_entries;	/* entries[] slots of a pool created now */
 extern uint64_t fk_pool_records;	/* its bytes of records */
 /*
