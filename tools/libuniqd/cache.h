@@ -38,6 +38,7 @@
 #define LIBUNIQD_CACHE_H
 
 #include "internal.h"
+#include "key_eq.h"
 
 #define UQ_WAY_BITS	2
 #define UQ_WAYS		(1U << UQ_WAY_BITS)
@@ -106,60 +107,11 @@ void uq_cache_put(struct uq_cache *c, uint32_t serial, uint32_t class_id,
 		  const void *data, uint32_t len, uint64_t hash,
 		  uint64_t handle) UQ_HIDDEN;
 
-/* Native loads of possibly unaligned bytes, for comparing keys. */
-static UQ_ALWAYS_INLINE uint64_t uq_rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static UQ_ALWAYS_INLINE uint32_t uq_rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /* The first slot of the set HASH maps to. */
 static UQ_ALWAYS_INLINE struct uq_slot *uq_cache_set(const struct uq_cache *c,
 						     uint64_t hash)
 {
 	return &c->slots[(hash >> c->shift) << UQ_WAY_BITS];
-}
-
-/* The first 16 bytes of A and B, 8 <= LEN <= 16 of them, equal? */
-static UQ_ALWAYS_INLINE bool uq_eq16(const uint8_t *a, const uint8_t *b,
-				     uint32_t len)
-{
-	return !((uq_rd64(a) ^ uq_rd64(b)) |
-		 (uq_rd64(a + len - 8) ^ uq_rd64(b + len - 8)));
-}
-
-/*
- * LEN bytes at A and B equal? A compiler's keys are short: up to 32 bytes
- * they are compared a word at a time, the words overlapping where LEN is
- * not a multiple of one, never reading outside either key.
- */
-static UQ_ALWAYS_INLINE bool uq_key_eq(const uint8_t *a, const uint8_t *b,
-				       uint32_t len)
-{
-	if (len >= 8) {
-		if (len <= 16)
-			return uq_eq16(a, b, len);
-		if (len <= 32)
-			return uq_eq16(a, b, 16) &&
-			       uq_eq16(a + len - 16, b + len - 16, 16);
-		return !memcmp(a, b, len);
-	}
-	if (len >= 4)
-		return !((uq_rd32(a) ^ uq_rd32(b)) |
-			 (uq_rd32(a + len - 4) ^ uq_rd32(b + len - 4)));
-	/* Bytes 0, len / 2 and len - 1 are all of them. */
-	return !len || (a[0] == b[0] && a[len >> 1] == b[len >> 1] &&
-			a[len - 1] == b[len - 1]);
 }
 
 /* The slot that holds (SERIAL, CLASS_ID, DATA, LEN) of hash HASH, or NULL. */

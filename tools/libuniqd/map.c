@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "key_eq.h"
 
 #define UQ_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
@@ -196,7 +197,7 @@ uint64_t uq_map_find(const uniqd_pool *p, struct uq_tls *t, uint32_t class_id,
 			continue;
 		r = (const struct uniqd_map_rec *)(m->base + roff);
 		if (r->class_id == class_id && r->len == len &&
-		    !memcmp(r->data, data, len)) {
+		    uq_key_eq(r->data, data, (uint32_t)len)) {
 			uint32_t idx = r->idx;
 
 			if (!idx || idx >= m->entries_cap)
