@@ -125,9 +125,11 @@ $(B)/tests/%: tests/%.c tests/harness.h tests/uniqd_test.h tests/uniqd_map_test.
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(STATIC) $< $(USER_OBJS) $(TEST_LIBS) -o $@
 
-$(B)/native/%: tests/native/%.c tests/harness.h tests/native/fake/replay_pool.h $(USER_OBJS)
+# Native programs run libuniqd on the fake device (FAKE_O, mk/common.mk).
+$(B)/native/%: tests/native/%.c tests/harness.h tests/native/fake/replay_pool.h $(FAKE_O) $(FAKE_HDRS) \
+		$(USER_OBJS) $(LIBUNIQD_A) $(LIBUNIQD_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -pthread $< $(USER_OBJS) -o $@
+	$(CC) $(USER_CFLAGS) -pthread $< $(FAKE_O) $(USER_OBJS) $(LIBUNIQD_A) -o $@
 
 $(B)/demo/%: tools/demo/%.c include/uapi/linux/uniqd.h $(USER_OBJS) $(TEST_LIBS)
 	@mkdir -p $(dir $@)

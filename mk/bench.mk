@@ -94,10 +94,12 @@ bench-build-corpus: $(B)/bench-host/tokenize
 	tools/bench/mkcorpus-build.sh $(B)/bench-data/build-corpus.bin \
 		--units $(BENCH_BUILD_UNITS) --tokenize $(B)/bench-host/tokenize
 
-# Natively, with its own fake device (uq_sys_*) in front of libuniqd.a.
-$(B)/bench-host/replay_native: tools/bench/replay_native.c $(BENCH_COMMON) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(USER_OBJS)
+# Natively, with the native tests' fake device (FAKE_O) in front of
+# libuniqd.a, as the native tests link it.
+$(B)/bench-host/replay_native: tools/bench/replay_native.c $(BENCH_COMMON) $(FAKE_O) $(FAKE_HDRS) \
+		$(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(USER_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -g -pthread $< $(BENCH_SRCS) $(USER_OBJS) $(LIBUNIQD_A) -o $@
+	$(CC) $(USER_CFLAGS) -g -pthread $< $(BENCH_SRCS) $(FAKE_O) $(USER_OBJS) $(LIBUNIQD_A) -o $@
 
 $(B)/bench-data/corpus.bin: $(B)/bench-host/tokenize
 	@test -n "$(BENCH_HEADERS)" || { echo "bench: no /usr/src/linux-headers-*-common/include (install linux-headers-amd64)"; exit 1; }

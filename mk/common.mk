@@ -38,6 +38,14 @@ LIBUNIQD_HDRS := $(wildcard $(LIBUNIQD_DIR)/*.h) include/uapi/linux/uniqd.h \
 LIBUNIQD_A := $(B)/lib/libuniqd.a
 LIBUNIQD_SO := $(B)/lib/libuniqd.so.$(UNIQD_VERSION)
 LIBUNIQD_SONAME := libuniqd.so.$(LIBUNIQD_SOVERSION)
+# The fake /dev/uniqd (tests/native/fake/: the device and its mapped pool,
+# one object; mk/libuniqd.mk builds it): linked before libuniqd.a (or in
+# place of its sys.o) by the native tests, the plugins' and Python's fake
+# builds and the native replay (mk/bench.mk).
+FAKE_O := $(B)/native-obj/uniqd_fake.o
+FAKE_SRCS := tests/native/fake/uniqd_fake.c tests/native/fake/fake_map.c
+FAKE_HDRS := tests/native/fake/uniqd_fake.h tests/native/fake/fake_map.h \
+	include/uapi/linux/uniqd.h
 USER_CFLAGS += $(CPPFLAGS) -I$(B)/include -DUNIQD_VERSION='"$(UNIQD_VERSION)"'
 
 # BLAKE3 for userspace is the module's own source: uniqd/blake3/ but the

@@ -58,15 +58,13 @@ install-gcc-plugin: $(GCC_PLUGIN_SO)
 # at the first '-', so its arguments are -fplugin-arg-uniqd_fake-KEY.
 GCC_PLUGIN_FAKE_SO := $(B)/gcc-plugin/uniqd_fake.so
 TOOL_BINS += $(GCC_PLUGIN_FAKE_SO)
-# mk/libuniqd.mk's FAKE_O, spelled out: that fragment is read after this one.
-GCC_PLUGIN_FAKE_DEV := $(B)/native-obj/uniqd_fake.o
 
-$(B)/gcc-plugin/fake/fake_pool.o: tests/native/fake/gcc_plugin_fake.c tests/native/fake/uniqd_fake.h \
+$(B)/gcc-plugin/fake/fake_pool.o: tests/native/fake/gcc_plugin_fake.c $(FAKE_HDRS) \
 		$(LIBUNIQD_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -fPIC -Itests/native -c $< -o $@
 
-$(GCC_PLUGIN_FAKE_SO): $(GCC_PLUGIN_OBJS) $(B)/gcc-plugin/fake/fake_pool.o $(GCC_PLUGIN_FAKE_DEV) \
+$(GCC_PLUGIN_FAKE_SO): $(GCC_PLUGIN_OBJS) $(B)/gcc-plugin/fake/fake_pool.o $(FAKE_O) \
 		$(LIBUNIQD_A)
 	@mkdir -p $(dir $@)
 	$(CXX) $(LDFLAGS) -shared -fPIC -Wl,-z,nodelete -static-libstdc++ -static-libgcc \

@@ -67,15 +67,13 @@ $(B)/lib/$(LIBUNIQD_SONAME): $(LIBUNIQD_SO)
 $(B)/lib/libuniqd.so: $(B)/lib/$(LIBUNIQD_SONAME)
 	ln -sf $(notdir $<) $@
 
-# The native tests of the library run it against a fake device
-# (tests/native/fake/): its uq_sys_* functions come before libuniqd.a, so
-# the archive's sys.o is never linked.
-FAKE_O := $(B)/native-obj/uniqd_fake.o
-FAKE_HDRS := tests/native/fake/uniqd_fake.h include/uapi/linux/uniqd.h
-
-$(FAKE_O): tests/native/fake/uniqd_fake.c $(FAKE_HDRS)
+# The native tests of the library run it against the fake device
+# (mk/common.mk's FAKE_O): its uq_sys_* functions come before libuniqd.a,
+# so the archive's sys.o is never linked. Its sources are linked into one
+# relocatable object, so that every user names one file.
+$(FAKE_O): $(FAKE_SRCS) $(FAKE_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(USER_CFLAGS) -fPIC -r -nostdlib $(FAKE_SRCS) -o $@
 
 $(B)/native/test_libuniqd: tests/native/test_libuniqd.c tests/harness.h $(FAKE_O) $(LIBUNIQD_A) $(LIBUNIQD_HDRS) $(FAKE_HDRS)
 	@mkdir -p $(dir $@)

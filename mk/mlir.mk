@@ -21,7 +21,7 @@ MLIR_PLUGIN_FAKE_SO := $(MLIR_BUILD)/uniqd-mlir-fake.so
 MLIR_PLUGIN_DIR ?= $(LIBDIR)/uniqd/mlir-$(MLIR_VERSION)
 HAVE_MLIR := $(wildcard $(MLIR_DIR)/MLIRConfig.cmake)
 # The fake device and the pool it creates at load (mk/gcc-plugin.mk's).
-MLIR_FAKE_OBJS := $(B)/gcc-plugin/fake/fake_pool.o $(B)/native-obj/uniqd_fake.o
+MLIR_FAKE_OBJS := $(B)/gcc-plugin/fake/fake_pool.o $(FAKE_O)
 
 .PHONY: mlir-plugin install-mlir-plugin
 ifneq ($(HAVE_MLIR),)

@@ -28,11 +28,11 @@ PY_STAGE := $(B)/python/uniqd
 PY_EXT := $(PY_STAGE)/_uniqd$(PY_EXT_SUFFIX)
 PY_FILES := $(addprefix $(PY_STAGE)/,__init__.py __main__.py _uniqd.pyi py.typed)
 PY_FAKE_SO := $(B)/python-fake/$(LIBUNIQD_SONAME)
-# mk/libuniqd.mk's objects but sys.o, and its FAKE_O, spelled out: the
-# fragments are read in any order.
+# mk/libuniqd.mk's objects but sys.o, spelled out (the fragments are read
+# in any order), and the fake device (mk/common.mk's FAKE_O).
 PY_FAKE_OBJS := $(patsubst $(LIBUNIQD_DIR)/%.c,$(B)/libuniqd/%.o,$(filter-out \
 	$(LIBUNIQD_DIR)/sys.c,$(wildcard $(LIBUNIQD_DIR)/*.c))) \
-	$(patsubst $(B)/obj/%.o,$(B)/libuniqd/b3/%.o,$(B3_OBJS)) $(B)/native-obj/uniqd_fake.o
+	$(patsubst $(B)/obj/%.o,$(B)/libuniqd/b3/%.o,$(B3_OBJS)) $(FAKE_O)
 
 TOOL_BINS += $(PY_EXT) $(PY_FILES)
 NATIVE_BINS += $(B)/native/test_python

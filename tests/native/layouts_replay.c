@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * `uniqdctl layouts` without a kernel: replays the logs of GCC plugin runs
- * (table=private, one log per compiler process) into a pool that lives in
- * this process, and runs the checker's own code (layouts.c, included) on
- * it. Each log's handles are private to its process; the replay maps them
- * back to their content and gives equal content one handle, as a uniqd
- * pool would. tools/testing/plugin-check.sh drives it.
+ * (table=private, one log per compiler process) into a pool on the native
+ * tests' fake device, through libuniqd, and runs the checker's own code
+ * (layouts.c, included) on it. Each log's handles are private to its
+ * process; the replay maps them back to their content and interns that,
+ * which gives equal content one handle. tools/testing/plugin-check.sh drives it.
  *
  *	layouts_replay [--json|--format=FMT] [--strict] LOG...  the check's output (GCC's
  *	                                            form by default), its exit status
@@ -16,10 +16,9 @@
 #include "../../tools/uniqdctl/json.c"
 #include "../../tools/uniqdctl/layouts.c"
 
-#define RP_XREALLOC xrealloc
 #include "fake/replay_pool.h"
 
-/* The plugin's classes, ids 1 to 5 in this order (rp_classes_fixed). */
+/* The plugin's classes, ids 1 to 5 in this order: a log may name no other. */
 static const char *const gcc_classes[] = {
 	GK_CLASS_IDENT, GK_CLASS_UNIT, GK_CLASS_TAG, GK_CLASS_LAYOUT, GK_CLASS_USE,
 };
@@ -61,7 +60,7 @@ static struct line *read_log(const char *path, size_t *count)
 		lines = xrealloc(lines, (n + 1) * sizeof(*lines));
 		l = &lines[n++];
 		l->handle = strtoull(buf, NULL, 16);
-		l->class_id = uniqd_class_n(NULL, t1 + 1, strlen(t1 + 1), 0);
+		l->class_id = rp_class(t1 + 1, strlen(t1 + 1), false);
 		l->len = strlen(t2 + 1) / 2;
 		l->data = xrealloc(NULL, l->len + 1);
 		if (!l->class_id || unhex(t2 + 1, strlen(t2 + 1), l->data)) {
@@ -123,16 +122,19 @@ int main(int argc, char **argv)
 	struct layouts_opts o = { .pool = "replay" };
 	int i = 1;
 
+	rp_open();
 	for (size_t c = 0; c < sizeof(gcc_classes) / sizeof(gcc_classes[0]); c++)
-		rp_class_add(gcc_classes[c], strlen(gcc_classes[c]));
-	rp_classes_fixed = true;
+		if (rp_class(gcc_classes[c], strlen(gcc_classes[c]), true) != c + 1) {
+			fprintf(stderr, "layouts_replay: %s is not class %zu\n", gcc_classes[c], c + 1);
+			return EXIT_ERROR;
+		}
 
 	if (argc == 3 && !strcmp(argv[1], "--print")) {
 		size_t n;
 		struct line *l = read_log(argv[2], &n);
 
 		for (size_t k = 0; k < n; k++) {
-			printf("%s\t", class_names[l[k].class_id]);
+			printf("%s\t", rp_class_name(l[k].class_id));
 			if (l[k].class_id == USE_CLASS)
 				for (size_t b = 0; b < l[k].len; b++)
 					printf("%02x", l[k].data[b]);

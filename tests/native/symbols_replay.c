@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * `uniqdctl symbols` without a kernel: replays the logs of MLIR plugin runs
- * (table=private, one log per mlir-opt process) into a pool that lives in
- * this process, and runs the checker's own code (symbols.c and json.c,
- * included) on it. Each log's handles are private to its process; the
- * replay maps each back to its entry and gives equal content one handle, as
- * a uniqd pool would, translating the handles that contents hold: all of an
- * mlir.symbol record, and each MK_REF'd handle of a key=handles type or
- * attribute. tools/testing/mlir-check.sh drives it.
+ * (table=private, one log per mlir-opt process) into a pool on the native
+ * tests' fake device, through libuniqd, and runs the checker's own code
+ * (symbols.c and json.c, included) on it. Each log's handles are private
+ * to its process; the replay maps each back to its entry and interns that,
+ * which gives equal content one handle, translating the handles that
+ * contents hold: all of an mlir.symbol record, and each MK_REF'd handle of
+ * a key=handles type or attribute. tools/testing/mlir-check.sh drives it.
  *
  *	symbols_replay [--json] LOG...    the report, its exit status
  *	symbols_replay --dump LOG...      HANDLE<TAB>CLASS<TAB>PRINTED per entry
@@ -22,8 +22,57 @@
 #include "../../tools/uniqdctl/json.c"
 #include "../../tools/uniqdctl/symbols.c"
 
-#define RP_XREALLOC sym_xrealloc
 #include "fake/replay_pool.h"
+
+/* ---- a small u64 -> u64 hash map (open addressing) ------------------------ */
+
+struct map {
+	uint64_t *k, *v;
+	size_t cap, n;
+};
+
+static void map_put(struct map *m, uint64_t k, uint64_t v);
+
+static void map_grow(struct map *m)
+{
+	struct map b = { 0 };
+
+	b.cap = m->cap ? 2 * m->cap : 1024;
+	b.k = sym_xrealloc(NULL, b.cap * sizeof(*b.k));
+	b.v = sym_xrealloc(NULL, b.cap * sizeof(*b.v));
+	memset(b.k, 0, b.cap * sizeof(*b.k));
+	memset(b.v, 0, b.cap * sizeof(*b.v));
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->k[i])
+			map_put(&b, m->k[i], m->v[i]);
+	free(m->k);
+	free(m->v);
+	*m = b;
+}
+
+static void map_put(struct map *m, uint64_t k, uint64_t v)
+{
+	if (2 * (m->n + 1) > m->cap)
+		map_grow(m);
+	for (size_t i = (k * 0x9e3779b97f4a7c15ULL) >> 7 & (m->cap - 1);; i = (i + 1) & (m->cap - 1))
+		if (!m->k[i] || m->k[i] == k) {
+			m->n += !m->k[i];
+			m->k[i] = k;
+			m->v[i] = v;
+			return;
+		}
+}
+
+static uint64_t map_get(const struct map *m, uint64_t k)
+{
+	if (!m->cap)
+		return 0;
+	for (size_t i = (k * 0x9e3779b97f4a7c15ULL) >> 7 & (m->cap - 1); m->k[i];
+	     i = (i + 1) & (m->cap - 1))
+		if (m->k[i] == k)
+			return m->v[i];
+	return 0;
+}
 
 static uint32_t symbol_class;
 
@@ -70,7 +119,7 @@ static void replay(const char *path)
 			exit(EXIT_ERROR);
 		}
 		*t1 = *t2 = '\0';
-		cls = uniqd_class_n(NULL, t1 + 1, strlen(t1 + 1), 0);
+		cls = rp_class(t1 + 1, strlen(t1 + 1), true);
 		n = strlen(t2 + 1) / 2;
 		data = sym_xrealloc(data, n + 1);
 		if (unhex(t2 + 1, strlen(t2 + 1), data)) {
@@ -108,13 +157,41 @@ static void replay(const char *path)
 	fclose(f);
 }
 
+/* --dump's entries, in the pool's order, copied out of the walk. */
+struct dump_list {
+	struct dump_ent {
+		uint64_t handle;
+		uint32_t class_id;
+		size_t len;
+		unsigned char *data;
+	} *e;
+	size_t n;
+};
+
+static int dump_collect(void *arg, uint64_t handle, uint32_t class_id, const void *data,
+			size_t len)
+{
+	struct dump_list *l = arg;
+	struct dump_ent *e;
+
+	l->e = sym_xrealloc(l->e, (l->n + 1) * sizeof(*l->e));
+	e = &l->e[l->n++];
+	e->handle = handle;
+	e->class_id = class_id;
+	e->len = len;
+	e->data = sym_xrealloc(NULL, len + 1);
+	memcpy(e->data, data, len);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct symbols_opts o = { .pool = "replay" };
 	bool dump = false, bytes = false;
 	int i = 1;
 
-	symbol_class = uniqd_class_n(NULL, MK_CLASS_SYMBOL, strlen(MK_CLASS_SYMBOL), 0);
+	rp_open();
+	symbol_class = rp_class(MK_CLASS_SYMBOL, strlen(MK_CLASS_SYMBOL), true);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--json"))
 			o.json = true;
@@ -134,28 +211,34 @@ int main(int argc, char **argv)
 	for (; i < argc; i++)
 		replay(argv[i]);
 	if (bytes) {
-		size_t total = 0;
+		struct uniqd_pool_stats st;
 
-		for (size_t k = 0; k < pool_n; k++)
-			total += pool_entries[k].len;
-		printf("%zu %zu\n", pool_n, total);
+		if (uniqd_stats(rp_pool, &st) < 0) {
+			fprintf(stderr, "symbols_replay: stats: %s\n", uniqd_last_error());
+			return EXIT_ERROR;
+		}
+		printf("%" PRIu64 " %" PRIu64 "\n", st.entries, st.bytes);
 		return 0;
 	}
 	if (!dump)
 		return cmd_symbols(&o, 0, NULL);
 
-	struct ctx c = { .o = &o, .pool = uniqd_open_ex(NULL, "replay", 6, 0, NULL) };
+	struct ctx c = { .o = &o, .pool = rp_pool };
+	struct dump_list l = { 0 };
 
-	for (size_t k = 0; k < pool_n; k++) {
-		struct entry *e = &pool_entries[k];
+	if (uniqd_foreach(rp_pool, 0, 0, dump_collect, &l) < 0) {
+		fprintf(stderr, "symbols_replay: foreach: %s\n", uniqd_last_error());
+		return EXIT_ERROR;
+	}
+	for (size_t k = 0; k < l.n; k++) {
+		struct dump_ent *e = &l.e[k];
 
-		printf("%016" PRIx64 "\t%s\t", (uint64_t)(HANDLE_BASE | (k + 1)),
-		       class_names[e->class_id]);
+		printf("%016" PRIx64 "\t%s\t", e->handle, rp_class_name(e->class_id));
 		if (e->class_id == symbol_class) {
 			for (size_t b = 0; b < e->len; b += 8)
 				printf("%s%016" PRIx64, b ? " " : "", uq_le_get64(e->data + b));
 		} else {
-			char *t = type_text(&c, HANDLE_BASE | (k + 1), 0);
+			char *t = type_text(&c, e->handle, 0);
 
 			/* One line an entry: a newline in a string is printed escaped. */
 			fputs(t, stdout);

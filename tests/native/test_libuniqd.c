@@ -29,6 +29,9 @@ void *__real_malloc(size_t size);
 void *__wrap_malloc(size_t size);
 static __thread int malloc_fails;
 
+/* The fake's ioctl, as libuniqd calls it (tests/native/fake/uniqd_fake.c). */
+int uq_sys_ioctl(int fd, unsigned long request, void *arg);
+
 void *__wrap_malloc(size_t size)
 {
 	if (malloc_fails) {
@@ -629,6 +632,100 @@ int main(void)
 			before = fk_pool_calls();
 			CHECK(uniqd_intern(x, c, "i32", 3) == h1, "same pool, same handle");
 			CHECK(fk_pool_calls() == before + 1, "no cache");
+			uniqd_close(x);
+		}
+	}
+
+	/*
+	 * The mapped find of UNIQD_MAP_VERSION 2, on the fake's index (its
+	 * one writer of the layout, fake_map.c): three classes, each its own
+	 * array grown from 32 slots; with the thread cache emptied every key
+	 * is found in the mapping, and only those its window left out (the
+	 * fake's map_overflow) ask the device.
+	 */
+	th_case("mapped find, version 2: each class's index, no call") {
+		static const char *const names[3] = { "v2.a", "v2.b", "v2.c" };
+		struct uniqd_stats st = { 0 };
+		struct uniqd_map_info mi, m0;
+		uint64_t hs[3][600];
+		unsigned long before;
+		uniqd_pool *x;
+		uint32_t c[3];
+		int same = 1;
+
+		fk_map = fk_map_index = 1;
+		x = uniqd_open("native-v2", 0);
+		fk_map = fk_map_index = 0;
+		CHECK(x != NULL, "%s", uniqd_last_error());
+		if (x) {
+			for (int k = 0; k < 3; k++)
+				c[k] = uniqd_class(x, names[k]);
+			for (unsigned int i = 0; i < 600; i++) {
+				for (int k = 0; k < 3; k++) {
+					char key[320];
+					size_t len;
+
+					key_of(key, &len, i, k);
+					hs[k][i] = uniqd_intern(x, c[k], key, len);
+				}
+			}
+			uniqd_cache_clear();
+			uniqd_map_info(x, &m0);
+			before = fk_pool_calls();
+			for (unsigned int i = 0; i < 600; i++) {
+				for (int k = 0; k < 3; k++) {
+					char key[320];
+					size_t len;
+
+					key_of(key, &len, i, k);
+					same &= hs[k][i] && uniqd_intern(x, c[k], key, len) == hs[k][i];
+				}
+			}
+			CHECK(same, "a handle changed");
+			CHECK(uniqd_map_info(x, &mi) == 0 && mi.addr && !mi.error,
+			      "mapped: error %d", mi.error);
+			/* The device's own STATS, for map_overflow. */
+			CHECK(uq_sys_ioctl(uniqd_fd(x), UNIQD_IOC_STATS, &st) == 0,
+			      "stats");
+			before += 1;
+			CHECK(fk_pool_calls() - before <= st.map_overflow,
+			      "%lu calls, %llu left out", fk_pool_calls() - before,
+			      (unsigned long long)st.map_overflow);
+			/* Keys key_of() makes twice are the cache's the second time. */
+			CHECK(mi.hits - m0.hits >= 1700 &&
+			      mi.misses - m0.misses <= st.map_overflow,
+			      "hits %llu misses %llu",
+			      (unsigned long long)(mi.hits - m0.hits),
+			      (unsigned long long)(mi.misses - m0.misses));
+			/* 600 entries a class: arrays of 2048 slots, three. */
+			CHECK(st.index_slots == 3 * 2048, "index_slots %llu",
+			      (unsigned long long)st.index_slots);
+			uniqd_close(x);
+		}
+	}
+
+	/*
+	 * A header of another version (a 1.6-1.8 module says 1): nothing is
+	 * mapped (EPROTO), and the device answers every call the same.
+	 */
+	th_case("mapped pool of another version: not mapped, same answers") {
+		struct uniqd_map_info mi;
+		uniqd_pool *x;
+
+		fk_map = fk_map_index = 1;
+		fk_map_version = 1;
+		x = uniqd_open("native-v1", 0);
+		fk_map = fk_map_index = fk_map_version = 0;
+		CHECK(x != NULL, "%s", uniqd_last_error());
+		if (x) {
+			uint32_t c = uniqd_class(x, "v1.a");
+			uint64_t h = uniqd_intern(x, c, "i32", 3);
+
+			CHECK(uniqd_map_info(x, &mi) == 0 && !mi.addr &&
+			      mi.error == EPROTO, "addr %p error %d", mi.addr,
+			      mi.error);
+			uniqd_cache_clear();
+			CHECK(h && uniqd_intern(x, c, "i32", 3) == h, "same handle");
 			uniqd_close(x);
 		}
 	}

@@ -28,7 +28,6 @@ raw=$out/mlir.raw
 res() { echo "$*" >&3; }
 ub() { echo "UBENCH $*"; echo "UBENCH $*" >> "$raw"; }
 bad() { res "not ok mlir.$1: $2"; ub "mlir-error case=$1 what=$(echo "$2" | tr ' ' '_')"; }
-as_user() { setpriv --reuid="$user" --regid="$user" --init-groups env HOME=/tmp "$@"; }
 
 : > "$raw"
 . "$top/tools/testing/vm/hostfs-lib.bash"

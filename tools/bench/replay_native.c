@@ -3,17 +3,18 @@
  * ub_corpus's uniqd path replayed natively, for profiling where uniqd loses
  * to a private interner (Documentation/benchmarks.rst, "A parallel build").
  * The host cannot load the module, so libuniqd (its real code: the
- * per-thread cache, the probe of the mapping) runs against a model of the
- * device defined here (uq_sys_open/uq_sys_ioctl/uq_sys_close: libuniqd.a's
- * sys.o is never linked in) and a model of the mapped pool in shared
- * memory, built by the kernel's rules (uniqd/index.c: home = tag & mask,
- * the first empty of UNIQD_MAP_PROBE slots, doubled past half full; a
- * record, then entries[idx], then the slot, each published with release).
+ * per-thread cache, the probe of the mapping) runs against the native
+ * tests' fake device (tests/native/fake/uniqd_fake.h; libuniqd.a's sys.o is
+ * never linked in), set up as the module's pool would be: shared between
+ * the processes, mapped, with the mapped index built by the kernel's rules
+ * (fake_map.c: home = tag & mask, the first empty of UNIQD_MAP_PROBE
+ * slots, doubled past half full; a record, then entries[idx], then the
+ * slot, each published with release).
  *
- * An INTERN of the model takes a process-shared mutex, finds or creates
- * the entry in a table of its own and, with --kernel-cost (the default),
- * pays what the module pays beyond that: a system call (getppid()) and a
- * keyed BLAKE3 of the key. It is a model of the costs, not of the module.
+ * An INTERN of the fake takes a process-shared mutex, finds or creates the
+ * entry in a table of its own and, with --kernel-cost (the default), pays
+ * what the module pays beyond that: a system call (getppid()) and a keyed
+ * BLAKE3 of the key. It is a model of the costs, not of the module.
  *
  *   replay_native [--procs LIST] [--rounds N] [--modes LIST]
  *                 [--no-kernel-cost] [--analyze] CORPUS
@@ -47,290 +48,43 @@
 #include "internal.h"
 #include "libuniqd.h"
 #include "corpus.h"
+#include "native/fake/uniqd_fake.h"
 #include "ubench.h"
 
 #define MAXPROCS	8
-/* uniqd/map.h: the first index array, 2^10 slots. */
-#define UNIQD_MAP_INDEX_MIN_LOG2	10U
 
 static struct ub_corpus corpus;	/* corpus.h */
-
-/* ---- the model of the device and its mapped pool --------------------------- */
-
-#define M_ENTRIES	(1U << 21)		/* entries[] capacity */
-#define M_KSLOTS	(1U << 23)		/* the "kernel" table */
-#define M_INDEX_BYTES	(64ULL << 20)		/* every index array in turn */
-#define M_REC_BYTES	(256ULL << 20)
-#define M_PAGE		4096ULL
-
-struct model {
-	pthread_mutex_t lock;
-	uint64_t created, interns;
-	uint32_t log2;		/* current index array */
-	uint64_t index_next;	/* bytes of the index region used */
-	uint64_t rec_next;	/* bytes of the records region used */
-	uint64_t overflow;
-	uint32_t kslot[M_KSLOTS];	/* idx by a private hash, 0 empty */
-	uint64_t khash[M_KSLOTS];
-};
-
-static struct model *mdl;
-static uint8_t *mbase;		/* the "mapping": header page, entries, index, records */
-static size_t msize;
-static uint64_t entries_off, index_off, records_off;
 static bool kernel_cost = true;
 static const uint8_t bkey[32] = "uniqd replay: a model's key....";
 
-#define HBASE	(5ULL << 32)
-
-static struct uniqd_map_header *mhdr(void)
+/*
+ * What the module pays for an INTERN beyond the fake's table: a system
+ * call and a keyed BLAKE3 of the key (the fake's fk_key_cost).
+ */
+static void pay_kernel_cost(const struct uniqd_key *k)
 {
-	return (struct uniqd_map_header *)mbase;
+	uint8_t out[8];
+
+	syscall(SYS_getppid);
+	uniqd_blake3_hash(bkey, (const void *)(uintptr_t)k->data, k->len, out,
+			  sizeof(out));
+	__asm__ volatile("" : : "r"(out) : "memory");
 }
 
-static void model_new(void)
+/*
+ * The fake device (tests/native/fake/), set up before the first call: its
+ * pools shared with the processes forked after, mapped with the index,
+ * room for every token of the corpus to be new.
+ */
+static void fake_setup(void)
 {
-	struct uniqd_map_header *h;
-	pthread_mutexattr_t a;
-
-	mdl = mmap(NULL, sizeof(*mdl), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	entries_off = M_PAGE;
-	index_off = entries_off + (((uint64_t)M_ENTRIES * 8 + M_PAGE - 1) & ~(M_PAGE - 1));
-	records_off = index_off + M_INDEX_BYTES;
-	msize = records_off + M_REC_BYTES;
-	mbase = mmap(NULL, msize, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (mdl == MAP_FAILED || mbase == MAP_FAILED)
-		ub_die("mmap: %s", strerror(errno));
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	pthread_mutex_init(&mdl->lock, &a);
-	h = mhdr();
-	h->magic = UNIQD_MAP_MAGIC;
-	h->version = UNIQD_MAP_VERSION;
-	h->header_size = sizeof(*h);
-	h->page_size = M_PAGE;
-	h->probe = UNIQD_MAP_PROBE;
-	h->map_size = msize;
-	h->handle_base = HBASE;
-	h->hash_seed[0] = 0x0123456789abcdefULL;
-	h->hash_seed[1] = 0xfedcba9876543210ULL;
-	h->entries_off = entries_off;
-	h->entries_cap = M_ENTRIES;
-	h->index_off = index_off;
-	h->index_size = M_INDEX_BYTES;
-	h->records_off = records_off;
-	h->records_size = M_REC_BYTES;
-	h->entries_end = 1;
-}
-
-/* Empty the model for a new run (no process attached). */
-static void model_reset(void)
-{
-	struct uniqd_map_header *h = mhdr();
-
-	memset(mdl->kslot, 0, sizeof(mdl->kslot));
-	mdl->created = mdl->interns = mdl->overflow = 0;
-	mdl->log2 = 0;
-	mdl->index_next = 0;
-	mdl->rec_next = 0;
-	madvise(mbase + entries_off, msize - entries_off, MADV_DONTNEED);
-	h->entries_end = 1;
-	h->index = 0;
-	h->records_end = 0;
-}
-
-static bool index_place(uint64_t *slots, uint32_t log2, uint64_t v)
-{
-	uint64_t mask = (1ULL << log2) - 1;
-	uint32_t home = v >> 32;
-
-	for (uint32_t i = 0; i < UNIQD_MAP_PROBE; i++) {
-		uint64_t *s = &slots[(home + i) & mask];
-
-		if (!*s) {
-			__atomic_store_n(s, v, __ATOMIC_RELEASE);
-			return true;
-		}
-	}
-	return false;
-}
-
-static void index_grow(uint32_t log2)
-{
-	uint64_t bytes = 8ULL << log2, off = index_off + mdl->index_next;
-	uint64_t *slots = (uint64_t *)(mbase + off), *old;
-
-	if (mdl->index_next + bytes > M_INDEX_BYTES)
-		return;		/* the old array stays */
-	if (mdl->log2) {
-		old = (uint64_t *)(mbase + UNIQD_MAP_INDEX_OFF(mhdr()->index));
-		for (uint64_t i = 0; i < (1ULL << mdl->log2); i++)
-			if (old[i])
-				index_place(slots, log2, old[i]);
-	}
-	mdl->index_next += (bytes + M_PAGE - 1) & ~(M_PAGE - 1);
-	mdl->log2 = log2;
-	__atomic_store_n(&mhdr()->index, off | log2, __ATOMIC_RELEASE);
-}
-
-/* INTERN in the model: the handle of (cls, data), created if new. */
-static uint64_t model_intern(uint32_t cls, const uint8_t *data, uint32_t len,
-			     bool *created)
-{
-	uint64_t h = uniqd_maphash(0x9e3779b97f4a7c15ULL, 0, cls, data, len), mh;
-	uint32_t i, idx;
-	struct uniqd_map_rec *r;
-	uint64_t *entries = (uint64_t *)(mbase + entries_off);
-
-	if (kernel_cost) {
-		uint8_t out[8];
-
-		syscall(SYS_getppid);
-		uniqd_blake3_hash(bkey, data, len, out, sizeof(out));
-		__asm__ volatile("" : : "r"(out) : "memory");
-	}
-	*created = false;
-	pthread_mutex_lock(&mdl->lock);
-	mdl->interns++;
-	for (i = h & (M_KSLOTS - 1); mdl->kslot[i]; i = (i + 1) & (M_KSLOTS - 1)) {
-		idx = mdl->kslot[i];
-		r = (struct uniqd_map_rec *)(mbase + entries[idx]);
-		if (mdl->khash[i] == h && r->class_id == cls && r->len == len &&
-		    !memcmp(r->data, data, len)) {
-			pthread_mutex_unlock(&mdl->lock);
-			return HBASE | idx;
-		}
-	}
-	idx = (uint32_t)mhdr()->entries_end;
-	if (idx >= M_ENTRIES || mdl->rec_next + sizeof(*r) + len + 8 > M_REC_BYTES)
-		ub_die("model full");
-	r = (struct uniqd_map_rec *)(mbase + records_off + mdl->rec_next);
-	r->class_id = cls;
-	r->len = len;
-	memcpy(r->data, data, len);
-	entries[idx] = records_off + mdl->rec_next;
-	mdl->rec_next += (sizeof(*r) + len + 7) & ~7ULL;
-	__atomic_store_n(&mhdr()->records_end, records_off + mdl->rec_next,
-			 __ATOMIC_RELEASE);
-	__atomic_store_n(&mhdr()->entries_end, (uint64_t)idx + 1, __ATOMIC_RELEASE);
-	mdl->kslot[i] = idx;
-	mdl->khash[i] = h;
-	mdl->created++;
-	/* The mapped index: grown past half full, as index.c does. */
-	if (!mdl->log2)
-		index_grow(UNIQD_MAP_INDEX_MIN_LOG2);
-	else if (mdl->created * 2 > (1ULL << mdl->log2))
-		index_grow(mdl->log2 + 1);
-	mh = uniqd_maphash(mhdr()->hash_seed[0], mhdr()->hash_seed[1], cls, data, len);
-	if (!index_place((uint64_t *)(mbase + UNIQD_MAP_INDEX_OFF(mhdr()->index)),
-			 mdl->log2, (mh >> 32) << 32 | idx))
-		mdl->overflow++;
-	pthread_mutex_unlock(&mdl->lock);
-	*created = true;
-	return HBASE | idx;
-}
-
-/* libuniqd's system calls, answered by the model. */
-int uq_sys_open(const char *path, int flags);
-int uq_sys_ioctl(int fd, unsigned long request, void *arg);
-int uq_sys_close(int fd);
-void *uq_sys_mmap(size_t len, int fd);
-int uq_sys_munmap(const void *addr, size_t len);
-
-int uq_sys_open(const char *path, int flags)
-{
-	(void)path;
-	(void)flags;
-	return 900;
-}
-
-int uq_sys_close(int fd)
-{
-	(void)fd;
-	return 0;
-}
-
-/* Never called: VERSION reports no UNIQD_FEAT_MAP (the model is set up below). */
-void *uq_sys_mmap(size_t len, int fd)
-{
-	(void)len;
-	(void)fd;
-	errno = EOPNOTSUPP;
-	return MAP_FAILED;
-}
-
-int uq_sys_munmap(const void *addr, size_t len)
-{
-	(void)addr;
-	(void)len;
-	return 0;
-}
-
-static uint64_t my_syscalls, my_created;
-
-int uq_sys_ioctl(int fd, unsigned long req, void *arg)
-{
-	(void)fd;
-	if (req == UNIQD_IOC_VERSION) {
-		struct uniqd_version *v = arg;
-
-		memset(v, 0, sizeof(*v));
-		v->abi_version = UNIQD_ABI_VERSION;
-		v->max_key_len = 65535;
-		v->max_batch = UNIQD_BATCH_MAX;
-		v->max_pool_name = UNIQD_POOL_NAME_MAX;
-		v->max_class_name = UNIQD_CLASS_NAME_MAX;
-		return 0;	/* features 0: map.c maps nothing; we set it up */
-	}
-	if (req == UNIQD_IOC_ATTACH)
-		return 0;
-	if (req == UNIQD_IOC_CLASS) {
-		struct uniqd_class *c = arg;
-		const char *n = (const char *)(uintptr_t)c->name;
-
-		c->class_id = c->name_len == 5 && !memcmp(n, "ident", 5) ? 1 : 2;
-		c->status = 0;
-		return 0;
-	}
-	if (req == UNIQD_IOC_INTERN) {
-		struct uniqd_key *k = arg;
-		bool created;
-
-		my_syscalls++;
-		k->handle = model_intern(k->class_id,
-					 (const uint8_t *)(uintptr_t)k->data,
-					 k->len, &created);
-		k->status = created ? UNIQD_STATUS_NEW : 0;
-		my_created += created;
-		return 0;
-	}
-	errno = ENOTTY;
-	return -1;
-}
-
-/* Point the pool's reader at the model's mapping (what uq_map_open() does). */
-static void attach_map(uniqd_pool *p)
-{
-	struct uq_map *m = &p->map;
-	struct uniqd_map_header *h = mhdr();
-
-	m->base = mbase;
-	m->size = msize;
-	m->hdr = h;
-	m->seed[0] = h->hash_seed[0];
-	m->seed[1] = h->hash_seed[1];
-	m->handle_base = h->handle_base;
-	m->entries_off = entries_off;
-	m->entries_cap = h->entries_cap;
-	m->index_off = index_off;
-	m->index_size = h->index_size;
-	m->records_off = records_off;
-	m->records_size = h->records_size;
-	m->probe = h->probe;
-	m->error = 0;
-	m->off = false;
+	fk_shared = 1;
+	fk_map = 1;
+	fk_map_index = 1;
+	fk_pool_entries = corpus.ntoks + 2;
+	fk_pool_records = 256ULL << 20;
+	if (kernel_cost)
+		fk_key_cost = pay_kernel_cost;
 }
 
 /* ---- the runs ------------------------------------------------------------- */
@@ -341,7 +95,7 @@ static const char *const mode_name[R_COUNT] = {
 };
 
 struct result {
-	uint64_t ns, tokens, hits, misses, map_hits, map_misses, syscalls, created;
+	uint64_t ns, tokens, hits, misses, map_hits, map_misses, syscalls;
 	uint64_t entries, sum;
 	int ok;
 };
@@ -360,8 +114,6 @@ static void compile(enum mode m, unsigned int me, unsigned int procs,
 		pool = uniqd_open("replay", m == R_NOMAP ? UNIQD_OPEN_NOMAP : 0);
 		if (!pool)
 			ub_die("uniqd_open: %s", uniqd_last_error());
-		if (m == R_LIB)
-			attach_map(pool);
 		cls[1] = uniqd_class(pool, "ident");
 		cls[2] = uniqd_class(pool, "string");
 	} else {
@@ -394,8 +146,7 @@ static void compile(enum mode m, unsigned int me, unsigned int procs,
 		r->misses = cs.misses;
 		r->map_hits = mi.hits;
 		r->map_misses = mi.misses;
-		r->syscalls = my_syscalls;
-		r->created = my_created;
+		r->syscalls = fk_calls(UNIQD_IOC_INTERN);
 		uniqd_close(pool);
 	} else {
 		r->entries = ub_interner_entries(local);
@@ -428,12 +179,24 @@ static void run(enum mode m, unsigned int procs, unsigned int round)
 	char pn[MAXPROCS * 24] = "";
 	size_t ln = 0;
 	uint64_t ns;
+	uniqd_pool *pool = NULL;
+	struct uniqd_stats st = { 0 };
 
-	model_reset();
+	/* A new pool for the run, which the processes attach to. */
+	if (m == R_LIB || m == R_NOMAP) {
+		pool = uniqd_open("replay", UNIQD_OPEN_NOMAP);
+		if (!pool)
+			ub_die("uniqd_open: %s", uniqd_last_error());
+	}
 	memset(res, 0, sizeof(res));
 	ns = ub_procs_run(&pr, res);
 	if (!ns)
 		ub_die("a process failed");
+	if (pool) {
+		if (uq_ioctl(pool, UNIQD_IOC_STATS, &st))
+			ub_die("stats: %s", strerror(errno));
+		uniqd_close(pool);
+	}
 	for (unsigned int p = 0; p < procs; p++) {
 		tot.tokens += res[p].tokens;
 		tot.hits += res[p].hits;
@@ -441,20 +204,19 @@ static void run(enum mode m, unsigned int procs, unsigned int round)
 		tot.map_hits += res[p].map_hits;
 		tot.map_misses += res[p].map_misses;
 		tot.syscalls += res[p].syscalls;
-		tot.created += res[p].created;
 		tot.entries += res[p].entries;
 		ln += snprintf(pn + ln, sizeof(pn) - ln, "%s%llu", p ? "," : "",
 			       (unsigned long long)res[p].ns);
 	}
-	if (m == R_LIB || m == R_NOMAP)
-		tot.entries = mdl->created;
+	if (pool)
+		tot.entries = st.entries;
 	ub_out("replay mode=%s procs=%u round=%u tokens=%llu ns=%llu entries=%llu cache_hits=%llu cache_misses=%llu map_hits=%llu map_misses=%llu syscalls=%llu units=%u kernel_cost=%d overflow=%llu proc_ns=%s",
 	       mode_name[m], procs, round, (unsigned long long)tot.tokens,
 	       (unsigned long long)ns, (unsigned long long)tot.entries,
 	       (unsigned long long)tot.hits, (unsigned long long)tot.misses,
 	       (unsigned long long)tot.map_hits, (unsigned long long)tot.map_misses,
 	       (unsigned long long)tot.syscalls, corpus.nunits, kernel_cost,
-	       (unsigned long long)mdl->overflow, pn);
+	       (unsigned long long)st.map_overflow, pn);
 }
 
 /* ---- --analyze ------------------------------------------------------------ */
@@ -592,7 +354,7 @@ int main(int argc, char **argv)
 	ub_corpus_load(&corpus, path);
 	if (do_analyze)
 		analyze();
-	model_new();
+	fake_setup();
 	for (unsigned int r = 0; r < rounds; r++)
 		for (int i = 0; i < R_COUNT; i++)
 			for (unsigned int j = 0; j < nprocs; j++)

@@ -55,20 +55,8 @@
 
 /* The version 1 header, as read from a file. */
 struct uq_snap {
-	uint8_t *buf;		/* the whole file */
-	uint64_t size;
-	uint32_t version;
-	uint32_t flags;
-	uint32_t pool_id;
-	uint64_t entries;
-	uint64_t content_bytes;
-	uint64_t class_bytes;
-	uint64_t max_bytes;
-	uint64_t max_entries;
-	uint32_t max_classes;
-	uint32_t classes;
-	uint32_t mode;
-	uint32_t name_len;
+	uint8_t *buf;		/* the whole file, h.file_bytes of it */
+	struct uq_snapshot_header h;	/* as read and checked */
 	uint64_t classes_off;	/* where the classes start */
 	uint64_t entries_off;	/* where the entries start */
 };
@@ -364,7 +352,7 @@ static int uq_snap_read(enum uq_call call, int fd, struct uq_snap *s)
 			break;
 		used += (size_t)n;
 	}
-	s->size = used;
+	s->h.file_bytes = used;
 	return 0;
 }
 
@@ -388,23 +376,23 @@ static int uq_snap_load(enum uq_call call, int fd, struct uq_snap *s)
 	b = s->buf;
 	off = 0;
 	what = "not a uniqd snapshot (no magic)";
-	if (s->size < 8 || memcmp(b, UQ_SNAP_MAGIC, 8))
+	if (s->h.file_bytes < 8 || memcmp(b, UQ_SNAP_MAGIC, 8))
 		goto bad;
 	what = "truncated";
-	off = s->size;
-	if (s->size < UQ_SNAP_MIN)
+	off = s->h.file_bytes;
+	if (s->h.file_bytes < UQ_SNAP_MIN)
 		goto bad;
 	/* Nothing but the magic is believed before the checksum matches. */
-	end = s->size - UQ_SNAP_SUM;
+	end = s->h.file_bytes - UQ_SNAP_SUM;
 	uniqd_blake3_hash(NULL, b, end, sum, sizeof(sum));
 	what = "checksum mismatch (corrupt or truncated)";
 	off = end;
 	if (memcmp(sum, b + end, sizeof(sum)))
 		goto bad;
-	s->version = uq_le_get32(b + 8);
+	s->h.version = uq_le_get32(b + 8);
 	off = 8;
 	what = "another format version";
-	if (s->version != UNIQD_SNAPSHOT_VERSION) {
+	if (s->h.version != UNIQD_SNAPSHOT_VERSION) {
 		err = EPROTONOSUPPORT;
 		goto bad;
 	}
@@ -414,58 +402,58 @@ static int uq_snap_load(enum uq_call call, int fd, struct uq_snap *s)
 	off = 12;
 	if (end < UQ_SNAP_HDR || uq_le_get32(b + 12) != UQ_SNAP_HDR)
 		goto bad;
-	s->flags = uq_le_get32(b + 16);
-	s->pool_id = uq_le_get32(b + 20);
-	s->entries = uq_le_get64(b + 24);
-	s->content_bytes = uq_le_get64(b + 32);
-	s->class_bytes = uq_le_get64(b + 40);
-	s->max_bytes = uq_le_get64(b + 48);
-	s->max_entries = uq_le_get64(b + 56);
-	s->max_classes = uq_le_get32(b + 64);
-	s->classes = uq_le_get32(b + 68);
-	s->mode = uq_le_get32(b + 72);
-	s->name_len = uq_le_get32(b + 76);
+	s->h.flags = uq_le_get32(b + 16);
+	s->h.pool_id = uq_le_get32(b + 20);
+	s->h.entries = uq_le_get64(b + 24);
+	s->h.content_bytes = uq_le_get64(b + 32);
+	s->h.class_bytes = uq_le_get64(b + 40);
+	s->h.max_bytes = uq_le_get64(b + 48);
+	s->h.max_entries = uq_le_get64(b + 56);
+	s->h.max_classes = uq_le_get32(b + 64);
+	s->h.classes = uq_le_get32(b + 68);
+	s->h.mode = uq_le_get32(b + 72);
+	s->h.name_len = uq_le_get32(b + 76);
 	off = 16;
 	what = "unknown flags";
-	if (s->flags)
+	if (s->h.flags)
 		goto bad;
 	off = 20;
 	what = "pool id 0";
-	if (!s->pool_id)
+	if (!s->h.pool_id)
 		goto bad;
 	off = 24;
 	what = "entry count out of bounds";
-	if (s->entries > UQ_SNAP_MAX_ENTRIES || s->entries > s->max_entries)
+	if (s->h.entries > UQ_SNAP_MAX_ENTRIES || s->h.entries > s->h.max_entries)
 		goto bad;
 	off = 32;
 	what = "content bytes out of bounds";
-	if (s->content_bytes > s->entries * (uint64_t)UNIQD_KEY_MAX)
+	if (s->h.content_bytes > s->h.entries * (uint64_t)UNIQD_KEY_MAX)
 		goto bad;
 	off = 68;
 	what = "class count out of bounds";
-	if (s->classes > UQ_SNAP_MAX_CLASSES || s->classes > s->max_classes ||
-	    s->class_bytes > (uint64_t)s->classes * UNIQD_CLASS_NAME_MAX)
+	if (s->h.classes > UQ_SNAP_MAX_CLASSES || s->h.classes > s->h.max_classes ||
+	    s->h.class_bytes > (uint64_t)s->h.classes * UNIQD_CLASS_NAME_MAX)
 		goto bad;
 	off = 72;
 	what = "unknown mode bits";
-	if (s->mode & ~UQ_SNAP_SHARE)
+	if (s->h.mode & ~UQ_SNAP_SHARE)
 		goto bad;
 	off = 76;
 	what = "pool name length out of bounds";
-	if (!s->name_len || s->name_len > UNIQD_POOL_NAME_MAX)
+	if (!s->h.name_len || s->h.name_len > UNIQD_POOL_NAME_MAX)
 		goto bad;
 	/* The bounds above keep this far from overflowing. */
-	need = UQ_SNAP_HDR + s->name_len + 4ULL * s->classes + s->class_bytes +
-	       8 * s->entries + s->content_bytes;
+	need = UQ_SNAP_HDR + s->h.name_len + 4ULL * s->h.classes + s->h.class_bytes +
+	       8 * s->h.entries + s->h.content_bytes;
 	off = end;
 	what = need > end ? "truncated: the header counts more than the file holds" :
 			    "bytes past the records";
 	if (need != end)
 		goto bad;
 
-	off = UQ_SNAP_HDR + s->name_len;
+	off = UQ_SNAP_HDR + s->h.name_len;
 	s->classes_off = off;
-	for (uint32_t i = 0; i < s->classes; i++) {
+	for (uint32_t i = 0; i < s->h.classes; i++) {
 		uint32_t len;
 
 		what = "truncated class";
@@ -482,11 +470,11 @@ static int uq_snap_load(enum uq_call call, int fd, struct uq_snap *s)
 		bytes += len;
 	}
 	what = "class bytes do not add up";
-	if (bytes != s->class_bytes)
+	if (bytes != s->h.class_bytes)
 		goto bad;
 	s->entries_off = off;
 	bytes = 0;
-	for (uint64_t i = 0; i < s->entries; i++) {
+	for (uint64_t i = 0; i < s->h.entries; i++) {
 		uint32_t cls, len;
 
 		what = "truncated entry";
@@ -495,7 +483,7 @@ static int uq_snap_load(enum uq_call call, int fd, struct uq_snap *s)
 		cls = uq_le_get32(b + off);
 		len = uq_le_get32(b + off + 4);
 		what = "entry of a class not in the file";
-		if (!cls || cls > s->classes)
+		if (!cls || cls > s->h.classes)
 			goto bad;
 		what = "entry length out of bounds";
 		if (len > UNIQD_KEY_MAX)
@@ -507,8 +495,11 @@ static int uq_snap_load(enum uq_call call, int fd, struct uq_snap *s)
 		bytes += len;
 	}
 	what = "content bytes do not add up";
-	if (bytes != s->content_bytes || off != end)
+	if (bytes != s->h.content_bytes || off != end)
 		goto bad;
+	memcpy(s->h.name, b + UQ_SNAP_HDR, s->h.name_len);
+	s->h.name[s->h.name_len] = '\0';
+	memcpy(s->h.checksum, b + end, UQ_SNAP_SUM);
 	return 0;
 
 bad:
@@ -522,12 +513,12 @@ static void uq_snap_info(const struct uq_snap *s, struct uniqd_snapshot_info *in
 	if (!info)
 		return;
 	memset(info, 0, sizeof(*info));
-	info->entries = s->entries;
-	info->content_bytes = s->content_bytes;
-	info->file_bytes = s->size;
-	info->classes = s->classes;
-	info->pool_id = s->pool_id;
-	info->version = s->version;
+	info->entries = s->h.entries;
+	info->content_bytes = s->h.content_bytes;
+	info->file_bytes = s->h.file_bytes;
+	info->classes = s->h.classes;
+	info->pool_id = s->h.pool_id;
+	info->version = s->h.version;
 }
 
 /* ---- verifying a file without a device (snapshot_check.h) ---------------------- */
@@ -540,26 +531,11 @@ int uq_snapshot_check(int fd, struct uq_snapshot_header *h, uq_snapshot_class_fn
 
 	if (uq_snap_load(UQ_CALL_VERIFY, fd, &s))
 		return -1;
-	memset(h, 0, sizeof(*h));
-	h->version = s.version;
-	h->flags = s.flags;
-	h->pool_id = s.pool_id;
-	h->classes = s.classes;
-	h->entries = s.entries;
-	h->content_bytes = s.content_bytes;
-	h->class_bytes = s.class_bytes;
-	h->max_bytes = s.max_bytes;
-	h->max_entries = s.max_entries;
-	h->max_classes = s.max_classes;
-	h->mode = s.mode;
-	h->file_bytes = s.size;
-	h->name_len = s.name_len;
-	memcpy(h->name, s.buf + UQ_SNAP_HDR, s.name_len);
-	memcpy(h->checksum, s.buf + s.size - UQ_SNAP_SUM, UQ_SNAP_SUM);
-	if (class_fn && s.classes) {
+	*h = s.h;
+	if (class_fn && s.h.classes) {
 		/* uq_snap_load() checked every record: the walks need no bounds. */
-		entries = calloc(s.classes, sizeof(*entries));
-		bytes = calloc(s.classes, sizeof(*bytes));
+		entries = calloc(s.h.classes, sizeof(*entries));
+		bytes = calloc(s.h.classes, sizeof(*bytes));
 		if (!entries || !bytes) {
 			free(entries);
 			free(bytes);
@@ -567,7 +543,7 @@ int uq_snapshot_check(int fd, struct uq_snapshot_header *h, uq_snapshot_class_fn
 			return uq_fail(UQ_CALL_MEMORY, ENOMEM, NULL);
 		}
 		off = s.entries_off;
-		for (uint64_t i = 0; i < s.entries; i++) {
+		for (uint64_t i = 0; i < s.h.entries; i++) {
 			uint32_t cls = uq_le_get32(s.buf + off), len = uq_le_get32(s.buf + off + 4);
 
 			entries[cls - 1]++;
@@ -575,7 +551,7 @@ int uq_snapshot_check(int fd, struct uq_snapshot_header *h, uq_snapshot_class_fn
 			off += 8 + len;
 		}
 		off = s.classes_off;
-		for (uint32_t i = 0; i < s.classes; i++) {
+		for (uint32_t i = 0; i < s.h.classes; i++) {
 			uint32_t len = uq_le_get32(s.buf + off);
 
 			class_fn(arg, i + 1, s.buf + off + 4, len, entries[i], bytes[i]);
@@ -599,7 +575,7 @@ static int uq_snap_classes(enum uq_call call, uniqd_pool *pool,
 {
 	uint64_t off = s->classes_off;
 
-	for (uint32_t i = 0; i < s->classes; i++) {
+	for (uint32_t i = 0; i < s->h.classes; i++) {
 		uint32_t len = uq_le_get32(s->buf + off);
 		struct uniqd_class c;
 
@@ -622,7 +598,7 @@ static size_t uq_snap_ref_index(void *arg, uint64_t h)
 {
 	const struct uq_snap *s = arg;
 
-	if (h >> 32 != s->pool_id || !(uint32_t)h)
+	if (h >> 32 != s->h.pool_id || !(uint32_t)h)
 		return SIZE_MAX;
 	return (uint32_t)h - 1;
 }
@@ -641,7 +617,7 @@ static int uq_snap_refs(uniqd_pool *pool, const struct uq_snap *s,
 	bool any = false;
 
 	*posp = NULL;
-	for (uint32_t i = 0; i < s->classes; i++) {
+	for (uint32_t i = 0; i < s->h.classes; i++) {
 		uint32_t len = uq_le_get32(s->buf + off);
 
 		ref[i] = false;
@@ -653,7 +629,7 @@ static int uq_snap_refs(uniqd_pool *pool, const struct uq_snap *s,
 	if (!any)
 		return 0;
 	off = s->entries_off;
-	for (uint64_t i = 0; i < s->entries; i++) {
+	for (uint64_t i = 0; i < s->h.entries; i++) {
 		uint32_t len = uq_le_get32(s->buf + off + 4);
 
 		if (ref[uq_le_get32(s->buf + off) - 1])
@@ -668,7 +644,7 @@ static int uq_snap_refs(uniqd_pool *pool, const struct uq_snap *s,
 		return uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
 	*posp = pos;
 	off = s->entries_off;
-	for (uint64_t i = 0; i < s->entries; i++) {
+	for (uint64_t i = 0; i < s->h.entries; i++) {
 		uint32_t len = uq_le_get32(s->buf + off + 4);
 		size_t bad;
 
@@ -707,7 +683,7 @@ static int uq_snap_entries(enum uq_call call, uniqd_pool *pool,
 			   uint64_t *pos)
 {
 	uint32_t max = pool->max_batch ? pool->max_batch : UNIQD_BATCH_MAX;
-	uint64_t base = (uint64_t)s->pool_id << 32;
+	uint64_t base = (uint64_t)s->h.pool_id << 32;
 	uint64_t off = s->entries_off, done = 0;
 	struct uniqd_key *keys;
 	uint64_t *offs;
@@ -719,11 +695,11 @@ static int uq_snap_entries(enum uq_call call, uniqd_pool *pool,
 		ret = uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
 		goto out;
 	}
-	while (done < s->entries) {
+	while (done < s->h.entries) {
 		struct uniqd_batch b;
 		uint32_t n = 0;
 
-		while (n < max && done + n < s->entries) {
+		while (n < max && done + n < s->h.entries) {
 			uint32_t cls = uq_le_get32(s->buf + off) - 1;
 			uint32_t len = uq_le_get32(s->buf + off + 4);
 			const uint8_t *data = s->buf + off + 8;
@@ -793,18 +769,18 @@ uniqd_pool *uniqd_restore(const char *device, int fd, unsigned int flags,
 	}
 	if (uq_snap_load(UQ_CALL_RESTORE, fd, &s))
 		return NULL;
-	ids = malloc(((size_t)s.classes + 1) * sizeof(*ids));
-	map = malloc(((size_t)s.entries + 1) * sizeof(*map));
+	ids = malloc(((size_t)s.h.classes + 1) * sizeof(*ids));
+	map = malloc(((size_t)s.h.entries + 1) * sizeof(*map));
 	if (!ids || !map) {
 		uq_fail(UQ_CALL_MEMORY, ENOMEM, NULL);
 		goto fail;
 	}
 	memset(&lim, 0, sizeof(lim));
-	lim.max_bytes = s.max_bytes;
-	lim.max_entries = s.max_entries;
-	lim.max_classes = s.max_classes;
-	pool = uq_open(device, s.buf + UQ_SNAP_HDR, s.name_len,
-		       flags | s.mode | UNIQD_OPEN_NEW, &lim, s.pool_id);
+	lim.max_bytes = s.h.max_bytes;
+	lim.max_entries = s.h.max_entries;
+	lim.max_classes = s.h.max_classes;
+	pool = uq_open(device, s.buf + UQ_SNAP_HDR, s.h.name_len,
+		       flags | s.h.mode | UNIQD_OPEN_NEW, &lim, s.h.pool_id);
 	if (!pool)
 		goto fail;
 	if (uq_snap_classes(UQ_CALL_RESTORE, pool, &s, ids, true) ||
@@ -849,9 +825,9 @@ int uniqd_merge_refs(uniqd_pool *pool, int fd, const char *const *refs,
 	*mapp = NULL;
 	if (uq_snap_load(UQ_CALL_MERGE, fd, &s))
 		return -1;
-	ids = malloc(((size_t)s.classes + 1) * sizeof(*ids));
-	ref = malloc((size_t)s.classes + 1);
-	map = calloc((size_t)s.entries + 1, sizeof(*map));
+	ids = malloc(((size_t)s.h.classes + 1) * sizeof(*ids));
+	ref = malloc((size_t)s.h.classes + 1);
+	map = calloc((size_t)s.h.entries + 1, sizeof(*map));
 	if (!ids || !ref || !map) {
 		uq_fail(UQ_CALL_MEMORY, ENOMEM, &(struct uq_failure){ .pool = pool });
 		goto out;

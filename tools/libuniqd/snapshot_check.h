@@ -13,7 +13,11 @@
 
 #include "libuniqd.h"
 
-/* A snapshot's header, as the file has it (Documentation/snapshot.rst). */
+/*
+ * A snapshot's header, as the file has it (Documentation/snapshot.rst):
+ * the one declaration of its fields, which snapshot.c's reader (struct
+ * uq_snap) fills as it checks them.
+ */
 struct uq_snapshot_header {
 	uint32_t version;
 	uint32_t flags;

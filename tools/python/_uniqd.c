@@ -496,23 +496,37 @@ static PyObject *Pool_digest(PoolObject *self, PyObject *arg)
 
 /* ---- statistics and walking ----------------------------------------------- */
 
-#define SET_U64(d, name, v)						\
-	do {								\
-		PyObject *o_ = PyLong_FromUnsignedLongLong(v);		\
-		if (!o_ || PyDict_SetItemString(d, name, o_) < 0) {	\
-			Py_XDECREF(o_);					\
-			Py_DECREF(d);					\
-			return NULL;					\
-		}							\
-		Py_DECREF(o_);						\
-	} while (0)
+/* A C struct of counts as Python sees it: a dict of named ints. */
+struct u64_item {
+	const char *name;
+	unsigned long long v;
+};
+
+static PyObject *u64_dict(const struct u64_item *it, size_t n)
+{
+	PyObject *d = PyDict_New();
+
+	for (size_t i = 0; d && i < n; i++) {
+		PyObject *o = PyLong_FromUnsignedLongLong(it[i].v);
+
+		if (!o || PyDict_SetItemString(d, it[i].name, o) < 0)
+			Py_CLEAR(d);
+		Py_XDECREF(o);
+	}
+	return d;
+}
+
+/* U64_DICT({ "entries", s.entries }, ...): the dict, or NULL with an exception. */
+#define U64_DICT(...)							\
+	u64_dict((const struct u64_item[]){ __VA_ARGS__ },		\
+		 sizeof((const struct u64_item[]){ __VA_ARGS__ }) /	\
+		 sizeof(struct u64_item))
 
 static PyObject *Pool_stats(PoolObject *self, PyObject *Py_UNUSED(ignored))
 {
 	struct uniqd_pool_stats s;
 	struct uniqd_cache_stats c;
 	struct uniqd_map_info m;
-	PyObject *d;
 	int rc, err;
 
 	if (check_open(self) < 0)
@@ -523,28 +537,25 @@ static PyObject *Pool_stats(PoolObject *self, PyObject *Py_UNUSED(ignored))
 	POOL_CALL_END(self);
 	if (rc < 0 || uniqd_cache_stats(&c) < 0 || uniqd_map_info(self->pool, &m) < 0)
 		return raise_err(rc < 0 ? err : errno);
-	d = PyDict_New();
-	if (!d)
-		return NULL;
-	SET_U64(d, "entries", s.entries);
-	SET_U64(d, "bytes", s.bytes);
-	SET_U64(d, "arena_bytes", s.arena_bytes);
-	SET_U64(d, "table_bytes", s.table_bytes);
-	SET_U64(d, "hits", s.hits);
-	SET_U64(d, "misses", s.misses);
-	SET_U64(d, "table_slots", s.table_slots);
-	SET_U64(d, "max_bytes", s.max_bytes);
-	SET_U64(d, "max_entries", s.max_entries);
-	SET_U64(d, "classes", s.classes);
-	SET_U64(d, "max_classes", s.max_classes);
-	SET_U64(d, "class_slots", s.class_slots);
-	SET_U64(d, "attached", s.attached);
-	SET_U64(d, "cache_hits", c.hits);
-	SET_U64(d, "cache_misses", c.misses);
-	SET_U64(d, "map_hits", m.hits);
-	SET_U64(d, "map_misses", m.misses);
-	SET_U64(d, "mapped", m.addr != NULL);
-	return d;
+	return U64_DICT(
+		{ "entries", s.entries },
+		{ "bytes", s.bytes },
+		{ "arena_bytes", s.arena_bytes },
+		{ "table_bytes", s.table_bytes },
+		{ "hits", s.hits },
+		{ "misses", s.misses },
+		{ "table_slots", s.table_slots },
+		{ "max_bytes", s.max_bytes },
+		{ "max_entries", s.max_entries },
+		{ "classes", s.classes },
+		{ "max_classes", s.max_classes },
+		{ "class_slots", s.class_slots },
+		{ "attached", s.attached },
+		{ "cache_hits", c.hits },
+		{ "cache_misses", c.misses },
+		{ "map_hits", m.hits },
+		{ "map_misses", m.misses },
+		{ "mapped", m.addr != NULL });
 }
 
 /* uniqd_foreach() without the GIL: the entries are copied here, then
@@ -649,7 +660,7 @@ static PyObject *Pool_iter(PoolObject *self)
 static PyObject *Pool_save(PoolObject *self, PyObject *arg)
 {
 	struct uniqd_snapshot_info si;
-	PyObject *path = NULL, *d;
+	PyObject *path = NULL;
 	int fd, rc, err;
 
 	if (!PyUnicode_FSConverter(arg, &path))
@@ -680,15 +691,12 @@ static PyObject *Pool_save(PoolObject *self, PyObject *arg)
 	Py_DECREF(path);
 	if (rc < 0)
 		return raise_err(err);
-	d = PyDict_New();
-	if (!d)
-		return NULL;
-	SET_U64(d, "entries", si.entries);
-	SET_U64(d, "content_bytes", si.content_bytes);
-	SET_U64(d, "file_bytes", si.file_bytes);
-	SET_U64(d, "classes", si.classes);
-	SET_U64(d, "pool_id", si.pool_id);
-	return d;
+	return U64_DICT(
+		{ "entries", si.entries },
+		{ "content_bytes", si.content_bytes },
+		{ "file_bytes", si.file_bytes },
+		{ "classes", si.classes },
+		{ "pool_id", si.pool_id });
 }
 
 /* ---- opening and closing ------------------------------------------------- */
@@ -963,7 +971,7 @@ static PyObject *mod_errname(PyObject *Py_UNUSED(m), PyObject *arg)
 static PyObject *mod_device_info(PyObject *Py_UNUSED(m), PyObject *args)
 {
 	struct uniqd_device_info di;
-	PyObject *devobj = NULL, *d;
+	PyObject *devobj = NULL;
 	int rc, err;
 
 	if (!PyArg_ParseTuple(args, "|O&:device_info", path_or_none, &devobj))
@@ -975,16 +983,13 @@ static PyObject *mod_device_info(PyObject *Py_UNUSED(m), PyObject *args)
 	Py_XDECREF(devobj);
 	if (rc < 0)
 		return raise_err(err);
-	d = PyDict_New();
-	if (!d)
-		return NULL;
-	SET_U64(d, "abi_version", di.abi_version);
-	SET_U64(d, "max_key_len", di.max_key_len);
-	SET_U64(d, "features", di.features);
-	SET_U64(d, "max_pool_name", di.max_pool_name);
-	SET_U64(d, "max_class_name", di.max_class_name);
-	SET_U64(d, "max_batch", di.max_batch);
-	return d;
+	return U64_DICT(
+		{ "abi_version", di.abi_version },
+		{ "max_key_len", di.max_key_len },
+		{ "features", di.features },
+		{ "max_pool_name", di.max_pool_name },
+		{ "max_class_name", di.max_class_name },
+		{ "max_batch", di.max_batch });
 }
 
 static PyMethodDef module_methods[] = {

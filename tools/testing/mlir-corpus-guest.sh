@@ -39,7 +39,6 @@ out=${UNIQD_GUEST_OUT:-/tmp}/mlir-corpus
 res() { echo "$*" >&3; }
 ok() { res "ok mlir-corpus.$1"; }
 bad() { res "not ok mlir-corpus.$1: $2"; }
-as_user() { setpriv --reuid="$user" --regid="$user" --init-groups env HOME=/tmp "$@"; }
 
 # The user may not enter TOP (a checkout under /root): it runs copies.
 . "$top/tools/testing/vm/hostfs-lib.bash"

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The fake /dev/uniqd of the native tests (uniqd_fake.h). One mutex guards
- * it all: it counts calls, it does not measure the module. The mapping is
- * the exception: the library reads it without the mutex, so the fake
- * publishes into it with release stores as the module does.
+ * The fake /dev/uniqd of the native tests and the native replay
+ * (uniqd_fake.h). One mutex guards it all: it counts calls, it does not
+ * measure the module. The mapping is the exception: the library reads it
+ * without the mutex, so fake_map.c publishes into it with release stores
+ * as the module does.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,55 +17,66 @@
 
 #include <linux/uniqd.h>
 
+#include "fake_map.h"
 #include "uniqd_fake.h"
 
-struct fk_entry {
-	struct fk_entry *next;
-	uint64_t hash;
-	uint32_t cls, len;
-	uint64_t handle;
-	uint8_t *data;
-};
-
-#define FK_BUCKETS 65536
 #define FK_POOLS 32
 #define FK_FILES 256
+#define FK_MAPS 64
+#define FK_CLASSES 1024
 
-/* The mapping of a pool created while fk_map was set. */
-#define FK_MAP_ENTRIES	65536		/* entries_cap */
-#define FK_MAP_RECORDS	(16U << 20)	/* bytes of records */
-#define FK_MAPS		64
+/* The lookup table's hash (FK_SEED) and the mapped index's (FK_MAP_SEED). */
+#define FK_SEED0	0x9e3779b97f4a7c15ULL
+#define FK_MAP_SEED0	0x0123456789abcdefULL
+#define FK_MAP_SEED1	0xfedcba9876543210ULL
 
-/* As the module's, a mapping outlives its pool while it is mapped. */
+/* The entries of a pool (fake_map.h); a mapping outlives its pool while mapped. */
 struct fk_map {
-	uint8_t *base;			/* anonymous memory, NULL: slot free */
-	size_t size;
+	struct fk_mapping mapping;	/* base NULL: slot free */
 	unsigned int users;		/* the pool, and each uq_sys_mmap() */
+};
+
+/*
+ * What only the fake reads, mapped beside the pool's mapping (and as
+ * shared): its class names and a table from (class, content) to entry.
+ */
+struct fk_table {
+	size_t size;
+	uint64_t nslots;			/* a power of 2 */
+	char classes[FK_CLASSES][256];
+	uint32_t class_len[FK_CLASSES];
+	uint64_t class_entries[FK_CLASSES];
+	struct fk_slot {
+		uint32_t tag;			/* the hash's high half */
+		uint32_t idx;			/* 0: empty */
+	} slot[];
 };
 
 struct fk_pool {
 	int live;
+	int mapped;			/* mmap() allowed: created with fk_map set */
 	char name[256];
 	uint32_t name_len;
 	uint32_t index;
 	uint32_t attached;
-	struct fk_entry **buckets;
-	struct fk_entry **by_index;
-	uint64_t count, cap;
-	char *classes[1024];
-	uint32_t class_len[1024];
-	uint64_t class_entries[1024];
+	uint64_t count;
 	uint32_t nclasses;
 	uint64_t hits, misses, bytes;
-	struct fk_map *map;		/* NULL: not mapped */
-	uint64_t rec_end;		/* next record's offset */
+	struct fk_map *map;		/* its entries, mapped or not */
+	struct fk_table *tab;
 };
 
-static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fk_pool fk_pools[FK_POOLS];
+/* What fk_shared shares: the pools, their mappings and the lock. */
+struct fk_dev {
+	pthread_mutex_t lock;
+	struct fk_pool pools[FK_POOLS];
+	struct fk_map maps[FK_MAPS];
+};
+
+static struct fk_dev *fk;
+static pthread_once_t fk_once = PTHREAD_ONCE_INIT;
 static struct fk_pool *fk_files[FK_FILES];	/* fd - 1000 -> pool */
 static int fk_file_open[FK_FILES];
-static struct fk_map fk_maps[FK_MAPS];
 static atomic_ulong fk_ncalls[16];
 static atomic_ulong fk_opens;
 static atomic_int fk_batch_eintr;	/* next N batch calls stop halfway, EINTR */
@@ -73,15 +85,42 @@ uint32_t fk_max_batch = UNIQD_BATCH_MAX;
 uint64_t fk_max_entries = 1u << 24;
 const char *fk_private_pool = "private";
 int fk_map;
+int fk_map_index;
+int fk_map_version;
+uint64_t fk_pool_entries = 1u << 18;
+uint64_t fk_pool_records = 64u << 20;
+int fk_shared;
+void (*fk_key_cost)(const struct uniqd_key *k);
+
+static void fk_init(void)
+{
+	pthread_mutexattr_t a;
+
+	fk = mmap(NULL, sizeof(*fk), PROT_READ | PROT_WRITE,
+		  (fk_shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+	if (fk == MAP_FAILED)
+		abort();
+	pthread_mutexattr_init(&a);
+	if (fk_shared)
+		pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&fk->lock, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+static void fk_lock(void)
+{
+	pthread_once(&fk_once, fk_init);
+	pthread_mutex_lock(&fk->lock);
+}
+
+static void fk_unlock(void)
+{
+	pthread_mutex_unlock(&fk->lock);
+}
 
 static uint64_t fk_hash(uint32_t cls, const void *p, uint32_t len)
 {
-	const uint8_t *b = p;
-	uint64_t h = 1469598103934665603ULL ^ cls;
-
-	for (uint32_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return h;
+	return uniqd_maphash(FK_SEED0, 0, cls, p, len);
 }
 
 /* libuniqd's internal.h declares them hidden; here they are plain. */
@@ -98,97 +137,71 @@ int uq_sys_open(const char *path, int flags)
 		errno = ENOENT;
 		return -1;
 	}
-	pthread_mutex_lock(&fk_lock);
+	fk_lock();
 	for (int i = 0; i < FK_FILES; i++) {
 		if (!fk_file_open[i]) {
 			fk_file_open[i] = 1;
 			fk_files[i] = NULL;
-			pthread_mutex_unlock(&fk_lock);
+			fk_unlock();
 			atomic_fetch_add(&fk_opens, 1);
 			return 1000 + i;
 		}
 	}
-	pthread_mutex_unlock(&fk_lock);
+	fk_unlock();
 	errno = EMFILE;
 	return -1;
 }
 
-/* Called with fk_lock held. */
+/* Called with the lock held. */
 static void fk_map_put(struct fk_map *m)
 {
 	if (--m->users)
 		return;
-	munmap(m->base, m->size);
-	memset(m, 0, sizeof(*m));
+	fk_mapping_free(&m->mapping);
+	m->users = 0;
 }
 
-/* Called with fk_lock held: lay out an empty mapped pool for P. */
-static int fk_map_new(struct fk_pool *p)
+/* Called with the lock held: P's entries, its table and its mapping, empty. */
+static int fk_pool_new(struct fk_pool *p)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	struct uniqd_map_header *h;
+	struct fk_geometry g = {
+		.entries = fk_pool_entries,
+		.classes = FK_CLASSES + 1,
+		.records = fk_pool_records,
+		.handle_base = (uint64_t)(p->index + 1) << 40,
+		.seed = { FK_MAP_SEED0, FK_MAP_SEED1 },
+		.index = fk_map_index,
+		.version = fk_map_version,
+		.shared = fk_shared,
+	};
+	uint64_t nslots = 1;
 	struct fk_map *m = NULL;
+	size_t size;
+
+	if (g.entries > UINT32_MAX)
+		g.entries = UINT32_MAX;	/* an fk_slot's idx */
 
 	for (int i = 0; i < FK_MAPS && !m; i++)
-		if (!fk_maps[i].base)
-			m = &fk_maps[i];
-	if (!m)
+		if (!fk->maps[i].mapping.base)
+			m = &fk->maps[i];
+	if (!m || fk_mapping_new(&m->mapping, &g))
 		return -ENOMEM;
-	m->size = 2 * page + FK_MAP_ENTRIES * sizeof(uint64_t) + FK_MAP_RECORDS;
-	m->base = mmap(NULL, m->size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m->base == MAP_FAILED) {
-		m->base = NULL;
+	while (nslots < 2 * g.entries)
+		nslots <<= 1;
+	size = sizeof(*p->tab) + nslots * sizeof(p->tab->slot[0]);
+	p->tab = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		      (fk_shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS |
+		      MAP_NORESERVE, -1, 0);
+	if (p->tab == MAP_FAILED) {
+		p->tab = NULL;
+		fk_mapping_free(&m->mapping);
 		return -ENOMEM;
 	}
+	p->tab->size = size;
+	p->tab->nslots = nslots;
 	m->users = 1;
-	h = (struct uniqd_map_header *)m->base;
-	h->magic = UNIQD_MAP_MAGIC;
-	h->version = UNIQD_MAP_VERSION;
-	h->header_size = sizeof(*h);
-	h->page_size = (uint32_t)page;
-	h->probe = UNIQD_MAP_PROBE;
-	h->map_size = m->size;
-	h->handle_base = (uint64_t)(p->index + 1) << 40;
-	h->entries_off = page;
-	h->entries_cap = FK_MAP_ENTRIES;
-	/* No index: lookups keep going to the fake's ioctls. */
-	h->index_off = page + FK_MAP_ENTRIES * sizeof(uint64_t);
-	h->index_size = page;
-	h->records_off = h->index_off + page;
-	h->records_size = FK_MAP_RECORDS;
-	h->records_end = h->records_off;
-	p->rec_end = h->records_off;
 	p->map = m;
-	return 0;
-}
-
-/*
- * Called with fk_lock held: publish entry IDX as the module does, the
- * entries page (entries_end) first, then the record, then entries[idx].
- */
-static int fk_map_add(struct fk_pool *p, uint64_t idx, uint32_t cls,
-		      const void *data, uint32_t len)
-{
-	struct uniqd_map_header *h = (struct uniqd_map_header *)p->map->base;
-	uint64_t *entries = (uint64_t *)(p->map->base + h->entries_off);
-	uint64_t size = (sizeof(struct uniqd_map_rec) + len + 7) & ~7ULL;
-	uint64_t per_page = h->page_size / sizeof(uint64_t);
-	struct uniqd_map_rec *r;
-
-	if (idx >= h->entries_cap ||
-	    p->rec_end + size > h->records_off + h->records_size)
-		return -EDQUOT;
-	if (idx >= h->entries_end)
-		__atomic_store_n(&h->entries_end, (idx / per_page + 1) * per_page,
-				 __ATOMIC_RELEASE);
-	r = (struct uniqd_map_rec *)(p->map->base + p->rec_end);
-	r->class_id = cls;
-	r->len = len;
-	memcpy(r->data, data, len);
-	__atomic_store_n(&entries[idx], p->rec_end, __ATOMIC_RELEASE);
-	p->rec_end += size;
-	__atomic_store_n(&h->records_end, p->rec_end, __ATOMIC_RELEASE);
+	p->mapped = fk_map;
 	return 0;
 }
 
@@ -196,14 +209,8 @@ static void fk_pool_free(struct fk_pool *p)
 {
 	if (p->map)
 		fk_map_put(p->map);
-	for (uint64_t i = 0; i < p->count; i++) {
-		free(p->by_index[i]->data);
-		free(p->by_index[i]);
-	}
-	for (uint32_t i = 0; i < p->nclasses; i++)
-		free(p->classes[i]);
-	free(p->buckets);
-	free(p->by_index);
+	if (p->tab)
+		munmap(p->tab, p->tab->size);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -211,9 +218,9 @@ int uq_sys_close(int fd)
 {
 	int i = fd - 1000;
 
-	pthread_mutex_lock(&fk_lock);
+	fk_lock();
 	if (i < 0 || i >= FK_FILES || !fk_file_open[i]) {
-		pthread_mutex_unlock(&fk_lock);
+		fk_unlock();
 		errno = EBADF;
 		return -1;
 	}
@@ -221,15 +228,17 @@ int uq_sys_close(int fd)
 		fk_pool_free(fk_files[i]);
 	fk_files[i] = NULL;
 	fk_file_open[i] = 0;
-	pthread_mutex_unlock(&fk_lock);
+	fk_unlock();
 	return 0;
 }
 
-/* Called with fk_lock held. */
+/* Called with the lock held. */
 static int fk_key(struct fk_pool *p, struct uniqd_key *k, int create)
 {
-	uint64_t h;
-	struct fk_entry *e;
+	const void *data = (const void *)(uintptr_t)k->data;
+	uint64_t h, mask = p->tab->nslots - 1, i;
+	struct fk_slot *sl;
+	int r;
 
 	if (k->flags)
 		return -EINVAL;
@@ -237,12 +246,14 @@ static int fk_key(struct fk_pool *p, struct uniqd_key *k, int create)
 		return -EBADSLT;
 	if (k->len > UNIQD_KEY_MAX)
 		return -EMSGSIZE;
-	h = fk_hash(k->class_id, (void *)(uintptr_t)k->data, k->len);
-	for (e = p->buckets[h % FK_BUCKETS]; e; e = e->next) {
-		if (e->hash == h && e->cls == k->class_id && e->len == k->len &&
-		    !memcmp(e->data, (void *)(uintptr_t)k->data, k->len)) {
+	h = fk_hash(k->class_id, data, k->len);
+	for (i = h & mask; (sl = &p->tab->slot[i])->idx; i = (i + 1) & mask) {
+		const struct uniqd_map_rec *e = fk_mapping_rec(&p->map->mapping, sl->idx);
+
+		if (sl->tag == (uint32_t)(h >> 32) && e->class_id == k->class_id && e->len == k->len &&
+		    !memcmp(e->data, data, k->len)) {
 			p->hits++;
-			k->handle = e->handle;
+			k->handle = (uint64_t)(p->index + 1) << 40 | sl->idx;
 			k->status = 0;
 			return 0;
 		}
@@ -252,41 +263,26 @@ static int fk_key(struct fk_pool *p, struct uniqd_key *k, int create)
 		return -ENOENT;
 	if (p->count >= fk_max_entries)
 		return -EDQUOT;
-	if (p->map) {
-		int r = fk_map_add(p, p->count + 1, k->class_id,
-				   (void *)(uintptr_t)k->data, k->len);
-
-		if (r)
-			return r;
-	}
-	if (p->count == p->cap) {
-		p->cap = p->cap ? 2 * p->cap : 1024;
-		p->by_index = realloc(p->by_index, p->cap * sizeof(*p->by_index));
-	}
-	e = calloc(1, sizeof(*e));
-	e->hash = h;
-	e->cls = k->class_id;
-	e->len = k->len;
-	e->data = malloc(k->len ? k->len : 1);
-	memcpy(e->data, (void *)(uintptr_t)k->data, k->len);
-	e->handle = (uint64_t)(p->index + 1) << 40 | (p->count + 1);
-	e->next = p->buckets[h % FK_BUCKETS];
-	p->buckets[h % FK_BUCKETS] = e;
-	p->by_index[p->count++] = e;
+	r = fk_mapping_add(&p->map->mapping, p->count + 1, k->class_id, data, k->len);
+	if (r)
+		return r;
+	sl->tag = (uint32_t)(h >> 32);
+	sl->idx = (uint32_t)++p->count;
 	p->bytes += k->len;
-	p->class_entries[k->class_id - 1]++;
-	k->handle = e->handle;
+	p->tab->class_entries[k->class_id - 1]++;
+	k->handle = (uint64_t)(p->index + 1) << 40 | sl->idx;
 	k->status = UNIQD_STATUS_NEW;
 	return 0;
 }
 
-static struct fk_entry *fk_handle(struct fk_pool *p, uint64_t h)
+/* The record of handle H in P, or NULL. */
+static const struct uniqd_map_rec *fk_handle(struct fk_pool *p, uint64_t h)
 {
 	uint64_t i = h & ((1ULL << 40) - 1);
 
 	if (h >> 40 != p->index + 1 || i == 0 || i > p->count)
 		return NULL;
-	return p->by_index[i - 1];
+	return fk_mapping_rec(&p->map->mapping, i);
 }
 
 static int fk_ioctl(int fi, unsigned long req, void *arg)
@@ -322,7 +318,7 @@ static int fk_ioctl(int fi, unsigned long req, void *arg)
 			return -EACCES;
 		}
 		for (int i = 0; i < FK_POOLS; i++) {
-			struct fk_pool *q = &fk_pools[i];
+			struct fk_pool *q = &fk->pools[i];
 
 			if (!q->live) {
 				if (!free_p)
@@ -345,23 +341,21 @@ static int fk_ioctl(int fi, unsigned long req, void *arg)
 				return -ENOSPC;
 			p = free_p;
 			memset(p, 0, sizeof(*p));
-			p->live = 1;
-			p->index = (uint32_t)(p - fk_pools) + 100 * (uint32_t)atomic_load(&fk_opens);
-			memcpy(p->name, (void *)(uintptr_t)a->name, a->name_len);
-			p->name_len = a->name_len;
-			p->buckets = calloc(FK_BUCKETS, sizeof(*p->buckets));
-			if (fk_map && fk_map_new(p)) {
-				free(p->buckets);
+			p->index = (uint32_t)(p - fk->pools) + 100 * (uint32_t)atomic_load(&fk_opens);
+			if (fk_pool_new(p)) {
 				memset(p, 0, sizeof(*p));
 				return -ENOMEM;
 			}
+			p->live = 1;
+			memcpy(p->name, (void *)(uintptr_t)a->name, a->name_len);
+			p->name_len = a->name_len;
 			a->status = UNIQD_ATTACH_CREATED;
 		}
 		p->attached++;
 		fk_files[fi] = p;
 		a->max_bytes = 1ULL << 30;
 		a->max_entries = fk_max_entries;
-		a->max_classes = 1024;
+		a->max_classes = FK_CLASSES;
 		a->owner_uid = 0;
 		a->mode = 0;
 		return 0;
@@ -376,8 +370,8 @@ static int fk_ioctl(int fi, unsigned long req, void *arg)
 		if (!c->name_len || c->name_len > 255 || (c->flags & ~UNIQD_CLASS_EXISTING))
 			return -EINVAL;
 		for (uint32_t i = 0; i < p->nclasses; i++) {
-			if (p->class_len[i] == c->name_len &&
-			    !memcmp(p->classes[i], name, c->name_len)) {
+			if (p->tab->class_len[i] == c->name_len &&
+			    !memcmp(p->tab->classes[i], name, c->name_len)) {
 				c->class_id = i + 1;
 				c->status = 0;
 				return 0;
@@ -385,11 +379,10 @@ static int fk_ioctl(int fi, unsigned long req, void *arg)
 		}
 		if (c->flags & UNIQD_CLASS_EXISTING)
 			return -ENOENT;
-		if (p->nclasses == 1024)
+		if (p->nclasses == FK_CLASSES)
 			return -EDQUOT;
-		p->classes[p->nclasses] = malloc(c->name_len);
-		memcpy(p->classes[p->nclasses], name, c->name_len);
-		p->class_len[p->nclasses] = c->name_len;
+		memcpy(p->tab->classes[p->nclasses], name, c->name_len);
+		p->tab->class_len[p->nclasses] = c->name_len;
 		c->class_id = ++p->nclasses;
 		c->status = UNIQD_STATUS_NEW;
 		return 0;
@@ -423,14 +416,14 @@ static int fk_ioctl(int fi, unsigned long req, void *arg)
 	}
 	case UNIQD_IOC_RESOLVE: {
 		struct uniqd_resolve *r = arg;
-		struct fk_entry *e = fk_handle(p, r->handle);
+		const struct uniqd_map_rec *e = fk_handle(p, r->handle);
 
 		if (r->reserved)
 			return -EINVAL;
 		if (!e)
 			return -ENOENT;
 		r->len = e->len;
-		r->class_id = e->cls;
+		r->class_id = e->class_id;
 		if (r->buf_len == 0)
 			return 0;
 		if (r->buf_len < e->len)
@@ -440,12 +433,14 @@ static int fk_ioctl(int fi, unsigned long req, void *arg)
 	}
 	case UNIQD_IOC_DIGEST: {
 		struct uniqd_digest *d = arg;
-		struct fk_entry *e = fk_handle(p, d->handle);
+		const struct uniqd_map_rec *e = fk_handle(p, d->handle);
+		uint64_t h;
 
 		if (!e)
 			return -ENOENT;
+		h = fk_hash(e->class_id, e->data, e->len);
 		memset(d->digest, 0, sizeof(d->digest));
-		memcpy(d->digest, &e->hash, 8);
+		memcpy(d->digest, &h, 8);
 		return 0;
 	}
 	case UNIQD_IOC_STATS: {
@@ -457,9 +452,15 @@ static int fk_ioctl(int fi, unsigned long req, void *arg)
 		s->hits = p->hits;
 		s->misses = p->misses;
 		s->classes = p->nclasses;
-		s->max_classes = 1024;
+		s->max_classes = FK_CLASSES;
 		s->max_entries = fk_max_entries;
 		s->attached = p->attached;
+		if (p->mapped) {
+			s->map_size = p->map->mapping.size;
+			s->map_indexed = p->map->mapping.indexed;
+			s->map_overflow = p->map->mapping.overflow;
+			s->index_slots = fk_mapping_index_slots(&p->map->mapping);
+		}
 		return 0;
 	}
 	case UNIQD_IOC_CLASS_INFO: {
@@ -467,12 +468,12 @@ static int fk_ioctl(int fi, unsigned long req, void *arg)
 
 		if (!ci->class_id || ci->class_id > p->nclasses)
 			return -EBADSLT;
-		ci->name_len = p->class_len[ci->class_id - 1];
-		ci->entries = p->class_entries[ci->class_id - 1];
+		ci->name_len = p->tab->class_len[ci->class_id - 1];
+		ci->entries = p->tab->class_entries[ci->class_id - 1];
 		if (ci->name) {
 			if (ci->name_buf_len < ci->name_len)
 				return -ERANGE;
-			memcpy((void *)(uintptr_t)ci->name, p->classes[ci->class_id - 1],
+			memcpy((void *)(uintptr_t)ci->name, p->tab->classes[ci->class_id - 1],
 			       ci->name_len);
 		}
 		return 0;
@@ -485,14 +486,16 @@ int uq_sys_ioctl(int fd, unsigned long req, void *arg)
 {
 	int fi = fd - 1000, r;
 
-	pthread_mutex_lock(&fk_lock);
+	if (fk_key_cost && req == UNIQD_IOC_INTERN)
+		fk_key_cost(arg);
+	fk_lock();
 	if (fi < 0 || fi >= FK_FILES || !fk_file_open[fi]) {
-		pthread_mutex_unlock(&fk_lock);
+		fk_unlock();
 		errno = EBADF;
 		return -1;
 	}
 	r = fk_ioctl(fi, req, arg);
-	pthread_mutex_unlock(&fk_lock);
+	fk_unlock();
 	if (r < 0) {
 		errno = -r;
 		return -1;
@@ -506,20 +509,20 @@ void *uq_sys_mmap(size_t len, int fd)
 	void *ret = MAP_FAILED;
 	struct fk_pool *p;
 
-	pthread_mutex_lock(&fk_lock);
+	fk_lock();
 	if (fi < 0 || fi >= FK_FILES || !fk_file_open[fi])
 		err = EBADF;
 	else if (!(p = fk_files[fi]))
 		err = EBADFD;
-	else if (!p->map)
+	else if (!p->mapped)
 		err = ENODEV;
-	else if (len > p->map->size)
+	else if (len > p->map->mapping.size)
 		err = EINVAL;
 	if (!err) {
 		p->map->users++;
-		ret = p->map->base;
+		ret = p->map->mapping.base;
 	}
-	pthread_mutex_unlock(&fk_lock);
+	fk_unlock();
 	if (err)
 		errno = err;
 	return ret;
@@ -530,17 +533,18 @@ int uq_sys_munmap(const void *addr, size_t len)
 	const uint8_t *a = addr;
 
 	(void)len;
-	pthread_mutex_lock(&fk_lock);
+	fk_lock();
 	for (int i = 0; i < FK_MAPS; i++) {
-		struct fk_map *m = &fk_maps[i];
+		struct fk_map *m = &fk->maps[i];
 
-		if (m->base && a >= m->base && a < m->base + m->size) {
+		if (m->mapping.base && a >= m->mapping.base &&
+		    a < m->mapping.base + m->mapping.size) {
 			fk_map_put(m);
-			pthread_mutex_unlock(&fk_lock);
+			fk_unlock();
 			return 0;
 		}
 	}
-	pthread_mutex_unlock(&fk_lock);
+	fk_unlock();
 	errno = EINVAL;
 	return -1;
 }
@@ -549,10 +553,10 @@ int fk_maps_live(void)
 {
 	int n = 0;
 
-	pthread_mutex_lock(&fk_lock);
+	fk_lock();
 	for (int i = 0; i < FK_MAPS; i++)
-		n += fk_maps[i].base != NULL;
-	pthread_mutex_unlock(&fk_lock);
+		n += fk->maps[i].mapping.base && fk->maps[i].users;
+	fk_unlock();
 	return n;
 }
 
@@ -584,9 +588,9 @@ int fk_files_open(void)
 {
 	int n = 0;
 
-	pthread_mutex_lock(&fk_lock);
+	fk_lock();
 	for (int i = 0; i < FK_FILES; i++)
 		n += fk_file_open[i];
-	pthread_mutex_unlock(&fk_lock);
+	fk_unlock();
 	return n;
 }

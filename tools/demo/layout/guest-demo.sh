@@ -21,9 +21,7 @@ user=${UNIQD_GUEST_USER:?}
 home=/home/$user
 out=${UNIQD_GUEST_OUT:-}
 res() { echo "$*" >&3; }
-# setpriv execs the command itself (runuser's PAM session would add its own
-# messages when the pool holder is killed).
-as_user() { setpriv --reuid="$user" --regid="$user" --init-groups env HOME="$home" USER="$user" "$@"; }
+HOSTFS_HOME=$home	# as_user's (vm/hostfs-lib.bash)
 say() { echo "layout-demo: $*"; }
 
 # The user may not enter TOP (a checkout in /root or in a `mktemp -d`

@@ -50,8 +50,7 @@ with uniqd.Pool("py-guest-shared", share="all") as p:
 PY
 	holder=$!
 	for _ in $(seq 100); do [ -e /tmp/py-guest-ready ] && break; sleep 0.1; done
-	out=$(setpriv --reuid="$user" --regid="$user" --init-groups \
-		env PYTHONPATH="$stage" LD_LIBRARY_PATH="$stage" HOME=/tmp \
+	out=$(as_user env PYTHONPATH="$stage" LD_LIBRARY_PATH="$stage" \
 		/usr/bin/python3 -m uniqd classes --pool py-guest-shared --json 2>&1)
 	echo "$out"
 	if /usr/bin/python3 -c '

@@ -2,7 +2,21 @@
 #
 # Sourced by the scripts the host-userland guest runs as root
 # (vm/hostfs-guest.sh: tools/demo/layout/guest-demo.sh,
-# tools/bench/guest-realbuild.sh, guest-mlir.sh, mlir-corpus-guest.sh).
+# tools/bench/guest-realbuild.sh, guest-mlir.sh, mlir-corpus-guest.sh,
+# tools/python/tests/guest-pytest.sh).
+#
+#   as_user CMD...
+#
+# Runs CMD as the unprivileged $UNIQD_GUEST_USER, USER set and HOME
+# $HOSTFS_HOME (/tmp unless the script sets it). setpriv execs CMD itself:
+# no PAM session (runuser's would add its own messages when a pool holder
+# is killed), no extra process.
+as_user() {
+	local user=${UNIQD_GUEST_USER:?}
+
+	setpriv --reuid="$user" --regid="$user" --init-groups \
+		env HOME="${HOSTFS_HOME:-/tmp}" USER="$user" "$@"
+}
 #
 #   hostfs_stage DIR FILE...
 #
@@ -28,7 +42,9 @@ hostfs_stage() {
 # As $UNIQD_GUEST_USER, creates POOL and keeps it alive (`CTL --pool POOL
 # --new hold`, CTL a staged uniqdctl) in the background; returns 0 once
 # the pool answers `stats`, 1 after 20 s. The holder's pid is appended to
-# HOSTFS_HOLDERS (the init also kills what a script leaves running).
+# HOSTFS_HOLDERS (the init also kills what a script leaves running): it is
+# setpriv run straight from here, not as_user, so that $! is uniqdctl and
+# not a subshell that would die alone.
 HOSTFS_HOLDERS=()
 hostfs_hold() {
 	local ctl=$1 pool=$2 user=${UNIQD_GUEST_USER:?}
@@ -36,8 +52,7 @@ hostfs_hold() {
 		"$ctl" --pool "$pool" --new hold &
 	HOSTFS_HOLDERS+=($!)
 	for _ in $(seq 100); do
-		setpriv --reuid="$user" --regid="$user" --init-groups env HOME=/tmp \
-			"$ctl" --pool "$pool" --existing stats >/dev/null 2>&1 && return 0
+		as_user "$ctl" --pool "$pool" --existing stats >/dev/null 2>&1 && return 0
 		sleep 0.2
 	done
 	return 1
