@@ -305,6 +305,12 @@ static bool uniqd_entry_untake(struct uniqd_pool *pool, struct uniqd_ekey *k,
 	return uniqd_map_entry_unnew(&pool->map, s);
 }
 
+/* One more entries[idx] published: count it, after it (pool->published). */
+static void uniqd_entry_published(struct uniqd_pool *pool)
+{
+	atomic64_inc_return_release(&pool->published);
+}
+
 /*
  * Reserve max_bytes for @run->keys[@i] and pay for it out of the run.
  * Errors: -EDQUOT, -ENOMEM.
@@ -368,6 +374,7 @@ static int uniqd_entry_place(struct uniqd_pool *pool, struct uniqd_erun *run,
 		goto kill;
 	}
 	uniqd_map_entry_publish(&s);
+	uniqd_entry_published(pool);
 	uniqd_index_fill(ix, slot, k->ihash, s.off);
 	k->idx = n;
 	k->created = true;
@@ -414,6 +421,7 @@ static int uniqd_entry_create_kernel_only(struct uniqd_pool *pool,
 		back = uniqd_entry_untake(pool, k, &s);
 		goto unlock;
 	}
+	uniqd_entry_published(pool);
 	uniqd_index_set_kernel_only(&cls->index, s.off);
 	k->idx = n;
 	k->created = true;

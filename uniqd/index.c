@@ -37,7 +37,8 @@
  * there, empty slots, which only send it to the ioctl; a kernel reader
  * holds rcu_read_lock() from the word to its last slot, and one that finds
  * the old pages gone loads the word again, which is the new one by then.
- * A smaller old array stays as it was, packed with others in a page: it
+ * A smaller old array stays as it was, packed with others in a page, until
+ * every array of that page is retired (then the page is given back): it
  * holds fewer entries than the new one, each still true.
  *
  * The classes never meet: each has its array, its growth and its lock
@@ -307,8 +308,7 @@ void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index *ix,
 {
 	lockdep_assert_held(&ix->lock);
 	WRITE_ONCE(ix->nkernel_only, g->kernel_only_before);
-	if ((sizeof(u64) << g->log2) >= PAGE_SIZE)
-		WRITE_ONCE(ix->bytes, ix->bytes - (sizeof(u64) << g->log2));
+	WRITE_ONCE(ix->bytes, ix->bytes - (sizeof(u64) << g->log2));
 	uniqd_map_index_free(m, g->off, g->log2);
 	trace_uniqd_index_grow(uniqd_index_pool_id(m), ix->log2, g->log2,
 			       atomic_long_read(&ix->indexed), err);
@@ -350,8 +350,7 @@ void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index *ix,
 	/* The new slots are written: readers may take the new array. */
 	smp_store_release(ix->word, g->off | g->log2);
 	if (old) {
-		if ((sizeof(u64) << old) >= PAGE_SIZE)
-			WRITE_ONCE(ix->bytes, ix->bytes - (sizeof(u64) << old));
+		WRITE_ONCE(ix->bytes, ix->bytes - (sizeof(u64) << old));
 		uniqd_map_index_free(m, old_off, old);
 	}
 	trace_uniqd_index_grow(uniqd_index_pool_id(m), old, g->log2, g->kept, 0);
@@ -414,6 +413,7 @@ enum uniqd_claim uniqd_index_claim(struct uniqd_map *m, struct uniqd_index *ix,
 			} else {
 				break;
 			}
+			/* As above: a filled slot's record is published. */
 			v = smp_load_acquire(s);
 		}
 		if (UNIQD_MAP_SLOT_TAG(v) != tag ||
@@ -429,20 +429,34 @@ enum uniqd_claim uniqd_index_claim(struct uniqd_map *m, struct uniqd_index *ix,
 	return UNIQD_CLAIM_FULL;
 }
 
+/* Wake the creators waiting in uniqd_index_claim() for @slot, just stored. */
+static void uniqd_index_wake(u64 *slot)
+{
+	/*
+	 * wake_up_var() looks at the wait queue without its lock: the store
+	 * must be seen by a waiter that queued before this load, and a waiter
+	 * that queues after it sees the store (wait_var_event() checks its
+	 * condition after queueing, with a full barrier).
+	 */
+	smp_mb();
+	wake_up_var(slot);
+}
+
 /* Fill the claimed @slot with the entry whose record at @off is published. */
 void uniqd_index_fill(struct uniqd_index *ix, u64 *slot, u64 hash, u64 off)
 {
 	/* Pairs with readers' acquire of the slot. */
 	smp_store_release(slot, UNIQD_MAP_SLOT(hash, off));
 	atomic_long_inc(&ix->indexed);
-	wake_up_var(slot);
+	uniqd_index_wake(slot);
 }
 
 /* The entry of the claimed @slot was not made: the slot names nothing. */
 void uniqd_index_kill(struct uniqd_index *ix, u64 *slot)
 {
+	/* Like a fill: readers' acquire of the slot sees it whole. */
 	smp_store_release(slot, UNIQD_MAP_SLOT(0, 16));
-	wake_up_var(slot);
+	uniqd_index_wake(slot);
 }
 
 /*

@@ -53,7 +53,7 @@ struct uniqd_index {
 	u64 *kernel_only;
 	u32 nkernel_only;
 	u32 kernel_only_cap;
-	u64 bytes;			/* its arrays not given back */
+	u64 bytes;			/* its current array (and a growth's) */
 };
 
 /* What uniqd_index_claim() found. */

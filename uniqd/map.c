@@ -298,6 +298,7 @@ int uniqd_map_init(struct uniqd_map *m, u64 max_bytes, u64 max_entries,
 
 	mutex_init(&m->lock);
 	xa_init(&m->pages);
+	xa_init(&m->small_pages);
 
 	/*
 	 * A class's index doubles while more than half full: its largest
@@ -403,6 +404,7 @@ void uniqd_map_destroy(struct uniqd_map *m)
 		cond_resched();
 	}
 	xa_destroy(&m->pages);
+	xa_destroy(&m->small_pages);
 	/* A one-page area's page was put above, with the others. */
 	while ((vm = m->vms)) {
 		m->vms = vm->next;
@@ -430,6 +432,7 @@ static u64 *uniqd_map_word(struct uniqd_map *m, pgoff_t first, pgoff_t *next,
 		if (!uniqd_map_page(m, *next))
 			return NULL;
 		(*next)++;
+		/* Pairs with readers' acquire: the words below are in pages. */
 		smp_store_release(end, (u64)(*next - first) *
 				  (PAGE_SIZE / sizeof(u64)));
 	}
@@ -462,6 +465,26 @@ u64 *uniqd_map_class_word(struct uniqd_map *m, u32 class_id)
 	return w;
 }
 
+/* A page of small index arrays: bytes handed out, arrays not retired. */
+#define UNIQD_SMALL(used, live)	xa_mk_value((unsigned long)(used) << 16 | (live))
+#define UNIQD_SMALL_USED(v)	(xa_to_value(v) >> 16)
+#define UNIQD_SMALL_LIVE(v)	(xa_to_value(v) & 0xffff)
+
+/*
+ * The small page at @pg has no array that is not retired: give it back,
+ * unless it is the one being filled. Its retired arrays read as zeroes
+ * from then on, as a retired array of whole pages does.
+ */
+static void uniqd_map_small_put(struct uniqd_map *m, pgoff_t pg, void *v)
+{
+	lockdep_assert_held(&m->lock);
+	if (UNIQD_SMALL_LIVE(v) || (m->small && pg == m->small_off >> PAGE_SHIFT))
+		return;
+	xa_erase(&m->small_pages, pg);
+	WRITE_ONCE(m->small_retired, m->small_retired - UNIQD_SMALL_USED(v));
+	uniqd_map_free(m, pg, 1);
+}
+
 /*
  * A zeroed index array of 2^@log2 slots: its kernel address, contiguous,
  * and its offset in the mapping in *@off; NULL if the index region is full
@@ -473,6 +496,8 @@ u64 *uniqd_map_index_alloc(struct uniqd_map *m, u32 log2, u64 *off)
 	size_t bytes = sizeof(u64) << log2;
 	unsigned int n = DIV_ROUND_UP(bytes, PAGE_SIZE);
 	u64 *slots = NULL;
+	pgoff_t pg;
+	void *v;
 
 	mutex_lock(&m->lock);
 	if (bytes < PAGE_SIZE && m->small &&
@@ -480,21 +505,39 @@ u64 *uniqd_map_index_alloc(struct uniqd_map *m, u32 log2, u64 *off)
 		slots = (u64 *)(m->small + m->small_used);
 		*off = m->small_off + m->small_used;
 		m->small_used += bytes;
+		pg = m->small_off >> PAGE_SHIFT;
+		v = xa_load(&m->small_pages, pg);
+		/* Replaces an entry: allocates nothing, cannot fail. */
+		xa_store(&m->small_pages, pg,
+			 UNIQD_SMALL(m->small_used, UNIQD_SMALL_LIVE(v) + 1),
+			 GFP_NOWAIT);
 		goto unlock;
 	}
-	if (n > m->index_pg + m->index_pages - m->index_next)
+	pg = m->index_next;
+	if (n > m->index_pg + m->index_pages - pg)
 		goto unlock;
-	slots = uniqd_map_alloc(m, m->index_next, n);
+	slots = uniqd_map_alloc(m, pg, n);
 	if (!slots)
 		goto unlock;
-	*off = (u64)m->index_next << PAGE_SHIFT;
+	if (bytes < PAGE_SIZE &&
+	    xa_err(xa_store(&m->small_pages, pg, UNIQD_SMALL(bytes, 1),
+			    GFP_KERNEL_ACCOUNT))) {
+		uniqd_map_free(m, pg, 1);
+		slots = NULL;
+		goto unlock;
+	}
+	*off = (u64)pg << PAGE_SHIFT;
 	/* Faults map the pages below index_next, and zero pages once freed. */
-	WRITE_ONCE(m->index_next, m->index_next + n);
+	WRITE_ONCE(m->index_next, pg + n);
 	if (bytes < PAGE_SIZE) {
+		pgoff_t old = m->small ? m->small_off >> PAGE_SHIFT : 0;
+
 		/* The old small page's tail stays zero and unused. */
 		m->small = (u8 *)slots;
 		m->small_off = *off;
 		m->small_used = bytes;
+		if (old)
+			uniqd_map_small_put(m, old, xa_load(&m->small_pages, old));
 	}
 unlock:
 	mutex_unlock(&m->lock);
@@ -505,21 +548,38 @@ unlock:
  * Give back the index array at @off of 2^@log2 slots, which no published
  * word names any more (retired, or built by a growth that failed). One of
  * whole pages is unmapped and freed (uniqd_map_free()), and its offsets
- * taken again if nothing was allocated after it; a small one stays.
+ * taken again if nothing was allocated after it; a small one stays until
+ * every array of its page is retired (uniqd_map_small_put()).
  */
 void uniqd_map_index_free(struct uniqd_map *m, u64 off, u32 log2)
 {
 	size_t bytes = sizeof(u64) << log2;
 	pgoff_t pg = off >> PAGE_SHIFT;
 	unsigned int n = bytes >> PAGE_SHIFT;
+	void *v;
 
-	if (bytes < PAGE_SIZE)
-		return;
 	mutex_lock(&m->lock);
+	if (bytes < PAGE_SIZE) {
+		v = xa_load(&m->small_pages, pg);
+		if (WARN_ON_ONCE(!v || !UNIQD_SMALL_LIVE(v)))
+			goto unlock;
+		v = UNIQD_SMALL(UNIQD_SMALL_USED(v), UNIQD_SMALL_LIVE(v) - 1);
+		xa_store(&m->small_pages, pg, v, GFP_NOWAIT);
+		WRITE_ONCE(m->small_retired, m->small_retired + bytes);
+		uniqd_map_small_put(m, pg, v);
+		goto unlock;
+	}
 	if (m->index_next == pg + n)
 		WRITE_ONCE(m->index_next, pg);
 	uniqd_map_free(m, pg, n);
+unlock:
 	mutex_unlock(&m->lock);
+}
+
+/* Bytes of retired small arrays in pages not given back; no lock. */
+u64 uniqd_map_index_retired(struct uniqd_map *m)
+{
+	return READ_ONCE(m->small_retired);
 }
 
 /*
@@ -698,6 +758,7 @@ void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st)
 {
 	st->map_bytes = READ_ONCE(m->bytes);
 	st->map_size = (u64)m->map_pages << PAGE_SHIFT;
+	st->index_bytes += uniqd_map_index_retired(m);
 }
 
 /*

@@ -85,12 +85,18 @@ struct uniqd_map {
 
 	/*
 	 * Index arrays smaller than a page are packed into pages of their
-	 * own, 256-byte aligned, and never given back: the page being
-	 * filled, its offset and the bytes of it handed out.
+	 * own, 256-byte aligned: the page being filled, its offset and the
+	 * bytes of it handed out. Per page (small_pages: page offset ->
+	 * xa_mk_value(bytes handed out << 16 | arrays not retired)) a page
+	 * is given back once every array in it is retired and it is not
+	 * the one being filled; until then its retired arrays stay as they
+	 * were, counted in small_retired (bytes; STATS.index_bytes).
 	 */
 	u8 *small;
 	u64 small_off;
 	u32 small_used;
+	struct xarray small_pages;
+	u64 small_retired;
 
 	/* Pages allocated, in bytes; WRITE_ONCE(): POOLS reads it unlocked. */
 	u64 bytes;
@@ -131,6 +137,7 @@ u64 *uniqd_map_class_word(struct uniqd_map *m, u32 class_id);
 u64 *uniqd_map_index_alloc(struct uniqd_map *m, u32 log2, u64 *off);
 void uniqd_map_index_free(struct uniqd_map *m, u64 off, u32 log2);
 u64 *uniqd_map_index_slots(struct uniqd_map *m, u64 off);
+u64 uniqd_map_index_retired(struct uniqd_map *m);
 
 void uniqd_map_stats(struct uniqd_map *m, struct uniqd_stats *st);
 int uniqd_map_mmap(struct uniqd_map *m, struct vm_area_struct *vma);

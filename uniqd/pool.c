@@ -441,7 +441,7 @@ static void uniqd_pool_counts(struct uniqd_pool *pool, struct uniqd_stats *st)
 	}
 	st->class_slots = uniqd_table_size(&pool->names);
 	st->table_bytes += uniqd_table_bytes(st->class_slots);
-	st->entries = READ_ONCE(pool->nr_entries);
+	st->entries = atomic64_read_acquire(&pool->published);
 	st->bytes = READ_ONCE(pool->content_bytes);
 	st->arena_bytes = atomic64_read(&pool->reserved_bytes);
 	st->kernel_bytes = atomic64_read(&pool->kernel_bytes);

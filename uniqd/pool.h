@@ -95,6 +95,12 @@ struct uniqd_pool {
 	 */
 	u64 nr_entries;
 	u64 content_bytes;
+	/*
+	 * Entries whose entries[idx] is published: what STATS counts, so that
+	 * a walk of the mapping after STATS meets at least as many. Raised
+	 * with release after each publication, read with acquire.
+	 */
+	atomic64_t published;
 	atomic_t nr_classes;
 	struct uniqd_pcpu_stats __percpu *stats;
 	/* struct uniqd_charge: what it charged to whom, under uniqd_quota_lock */
