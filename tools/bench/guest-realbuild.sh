@@ -17,8 +17,8 @@
 #             pool per round R, held by `uniqdctl hold` for the round)
 #   private   the same plugin with -fplugin-arg-uniqd-table=private: the
 #             same work, each compiler process's own table
-#   none      (optional) the plugin with table=none: every key built,
-#             nothing interned
+#   none      the plugin with table=none: every key built, nothing
+#             interned (the plugin's own work, the baseline of uniqd's)
 #
 # The plugin goes in CONFIG_EXTRA_CFLAGS, as a user would add it to
 # busybox's CFLAGS. Busybox's cc-option probes (gcc on /dev/null, and on
@@ -30,7 +30,8 @@
 # TOP: the uniqd tree (build/ made); TREE: the prepared source tree (read
 # only), or a tar file of it (one top directory); TARGETS: make's goals, comma-separated ("libbb/,coreutils/"; "all"
 # or "-": the whole `make busybox`); MODES: comma-separated. Writes UBENCH
-# lines (tools/bench/report.py, "A real build with the GCC plugin") to
+# lines (tools/bench/report.py, "A real build with the GCC plugin": each
+# build's wall time and the CPU time of every process under its make) to
 # stdout and to $UNIQD_GUEST_OUT/realbuild.raw, the build logs and the
 # plugin's stats files beside it, and "ok realbuild.CASE" / "not ok ..." on
 # fd 3.
@@ -123,15 +124,25 @@ for r in $(seq 1 "$rounds"); do
 		sync
 		log=$out/build.$m.$r.log
 		say "round $r, $m: make -j$jobs ${goals[*]}"
+		# CPU time: a subshell starts with its children's times at zero
+		# (fork), and `times` then gives the user and system time of every
+		# process under make that was waited for: the compilers (cc1, as,
+		# ld), make itself, the probes. Wall time alone moved 25 % with the
+		# host's load, which hides the 2 % the plugin is allowed.
 		t0=$(date +%s%N)
-		as_user make -j"$jobs" CONFIG_EXTRA_CFLAGS="$extra" "${goals[@]}" > "$log" 2>&1
-		rc=$?
+		cpu=$(as_user make -j"$jobs" CONFIG_EXTRA_CFLAGS="$extra" "${goals[@]}" > "$log" 2>&1
+			echo "$?"; times)
 		t1=$(date +%s%N)
 		ns=$((t1 - t0))
+		# `times` writes "XmY.YYYs" pairs: the children's are its second line.
+		read -r rc user_ms sys_ms < <(echo "$cpu" | awk '
+			function ms(t) { sub(/,/, ".", t); split(t, a, /[ms]/); return int((a[1] * 60 + a[2]) * 1000 + 0.5) }
+			NR == 1 { rc = $1 } NR == 3 { u = ms($1); s = ms($2) }
+			END { print rc, u + 0, s + 0 }')
 		# Target objects (the host tools are prepared) and units compiled.
 		objs=$(find . -name '*.o' ! -path './scripts/*' | wc -l)
 		ccs=$(grep -c '^  CC ' "$log")
-		line="realbuild mode=$m round=$r ns=$ns rc=$rc objs=$objs cc=$ccs"
+		line="realbuild mode=$m round=$r ns=$ns user_ms=$user_ms sys_ms=$sys_ms rc=$rc objs=$objs cc=$ccs"
 		if [ "$m" != plain ]; then
 			if [ -s "$st" ]; then
 				line="$line $(sum_stats "$st")"
@@ -145,7 +156,7 @@ for r in $(seq 1 "$rounds"); do
 			fi
 		fi
 		ub "$line"
-		say "  $(awk -v ns="$ns" 'BEGIN { printf "%.2f s", ns / 1e9 }'), exit status $rc"
+		say "  $(awk -v ns="$ns" -v u="$user_ms" -v s="$sys_ms" 'BEGIN { printf "%.2f s, CPU %.2f s user + %.2f s system", ns / 1e9, u / 1e3, s / 1e3 }'), exit status $rc"
 		[ "$rc" -eq 0 ] || bad "build-$m.$r" "make exited $rc (see build.$m.$r.log)"
 		if [ "$m" = uniqd ]; then
 			js=$(as_user "$ctl" --pool "$pool" --existing stats --json 2>&1)
