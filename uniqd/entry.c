@@ -305,10 +305,12 @@ static bool uniqd_entry_untake(struct uniqd_pool *pool, struct uniqd_ekey *k,
 	return uniqd_map_entry_unnew(&pool->map, s);
 }
 
-/* One more entries[idx] published: count it, after it (pool->published). */
+/* One more entries[idx] published: count it, after it (STATS entries). */
 static void uniqd_entry_published(struct uniqd_pool *pool)
 {
-	atomic64_inc_return_release(&pool->published);
+	/* Pairs with uniqd_pool_counts(): whoever sees the count sees it. */
+	smp_wmb();
+	this_cpu_inc(pool->stats->published);
 }
 
 /*

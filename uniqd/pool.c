@@ -425,8 +425,11 @@ static void uniqd_pool_counts(struct uniqd_pool *pool, struct uniqd_stats *st)
 		struct uniqd_pcpu_stats *s = per_cpu_ptr(pool->stats, cpu);
 
 		st->hits += READ_ONCE(s->hits);
+		st->entries += READ_ONCE(s->published);
 		st->misses += READ_ONCE(s->misses);
 	}
+	/* Pairs with uniqd_entry_published(): those entries[idx] are seen. */
+	smp_rmb();
 	xa_for_each(&pool->classes, id, cls) {
 		/* Pairs with the release in uniqd_entry_make_kernel_only(). */
 		struct uniqd_table *t = smp_load_acquire(&cls->kernel_only);
@@ -441,7 +444,6 @@ static void uniqd_pool_counts(struct uniqd_pool *pool, struct uniqd_stats *st)
 	}
 	st->class_slots = uniqd_table_size(&pool->names);
 	st->table_bytes += uniqd_table_bytes(st->class_slots);
-	st->entries = atomic64_read_acquire(&pool->published);
 	st->bytes = READ_ONCE(pool->content_bytes);
 	st->arena_bytes = atomic64_read(&pool->reserved_bytes);
 	st->kernel_bytes = atomic64_read(&pool->kernel_bytes);

@@ -45,6 +45,13 @@ struct uniqd_kclass {
 struct uniqd_pcpu_stats {
 	u64 hits;
 	u64 misses;
+	/*
+	 * Entries whose entries[idx] this CPU published: what STATS counts
+	 * as entries, so that a walk of the mapping after STATS meets at
+	 * least as many. Raised after an smp_wmb(), summed before an
+	 * smp_rmb().
+	 */
+	u64 published;
 };
 
 struct uniqd_pool {
@@ -95,12 +102,6 @@ struct uniqd_pool {
 	 */
 	u64 nr_entries;
 	u64 content_bytes;
-	/*
-	 * Entries whose entries[idx] is published: what STATS counts, so that
-	 * a walk of the mapping after STATS meets at least as many. Raised
-	 * with release after each publication, read with acquire.
-	 */
-	atomic64_t published;
 	atomic_t nr_classes;
 	struct uniqd_pcpu_stats __percpu *stats;
 	/* struct uniqd_charge: what it charged to whom, under uniqd_quota_lock */
