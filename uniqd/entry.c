@@ -468,34 +468,47 @@ static int uniqd_entry_create_locked(struct uniqd_pool *pool,
 
 /*
  * Create @run->keys[@i], absent when it was looked up, unless another
- * creator was first: k->idx either way. Creators of one class wait for
- * each other only for a slot that may be the same content's; a growth
- * and a full window take the class's lock. Errors: -EDQUOT (a limit),
- * -ENOMEM, or the keyed hash's.
+ * creator was first: k->idx either way. *@held is the index whose
+ * ix->grow the run holds for reading, or NULL: kept from one key to the
+ * next of its class, so that a run of one class takes it once, and let go
+ * before a growth or a full window, which take the class's lock (and a
+ * growth ix->grow for writing). Creators of one class wait for each other
+ * only for a slot that may be the same content's. Errors: -EDQUOT (a
+ * limit), -ENOMEM, or the keyed hash's.
  */
 static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
-			      u32 i)
+			      u32 i, struct uniqd_index **held)
 {
 	struct uniqd_ekey *k = &run->keys[i];
 	struct uniqd_kclass *cls = k->cls;
 	struct uniqd_index *ix = &cls->index;
-	enum uniqd_claim claim = UNIQD_CLAIM_FULL;
+	int ret;
 	u64 *slot;
-	int ret = 0;
 
-	if (!uniqd_index_due(ix)) {
+	if (*held && (*held != ix || uniqd_index_due(ix))) {
+		up_read(&(*held)->grow);
+		*held = NULL;
+	}
+	if (!*held && !uniqd_index_due(ix)) {
 		down_read(&ix->grow);
-		claim = uniqd_index_claim(&pool->map, ix, k->ihash, cls->id,
-					  k->data, k->len, &slot, &k->idx);
-		if (claim == UNIQD_CLAIM_SLOT)
-			ret = uniqd_entry_place(pool, run, i, slot);
-		up_read(&ix->grow);
+		*held = ix;
 	}
-	if (claim == UNIQD_CLAIM_FULL) {
-		mutex_lock(&ix->lock);
-		ret = uniqd_entry_create_locked(pool, run, i);
-		mutex_unlock(&ix->lock);
+	if (*held) {
+		switch (uniqd_index_claim(&pool->map, ix, k->ihash, cls->id,
+					  k->data, k->len, &slot, &k->idx)) {
+		case UNIQD_CLAIM_FOUND:
+			return 0;
+		case UNIQD_CLAIM_SLOT:
+			return uniqd_entry_place(pool, run, i, slot);
+		case UNIQD_CLAIM_FULL:
+			up_read(&ix->grow);
+			*held = NULL;
+			break;
+		}
 	}
+	mutex_lock(&ix->lock);
+	ret = uniqd_entry_create_locked(pool, run, i);
+	mutex_unlock(&ix->lock);
 	return ret;
 }
 
@@ -509,6 +522,7 @@ int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 			   u32 n, u32 *done)
 {
 	struct uniqd_erun run = { .keys = keys, .n = n };
+	struct uniqd_index *held = NULL;
 	int ret = 0;
 	u32 i;
 
@@ -517,7 +531,7 @@ int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 
 		if (k->idx)
 			continue;
-		ret = uniqd_entry_create(pool, &run, i);
+		ret = uniqd_entry_create(pool, &run, i, &held);
 		if (ret)
 			break;
 		/* Made here, unless another creator was first. */
@@ -527,6 +541,8 @@ int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 						 k->cls->id, k->len);
 		}
 	}
+	if (held)
+		up_read(&held->grow);
 	if (run.entries)
 		uniqd_quota_uncharge(pool, run.bytes, run.entries);
 	*done = i;

@@ -292,14 +292,25 @@ static int uniqd_ioc_lookup(struct uniqd_file *uf, struct uniqd_pool *pool,
 	return uniqd_intern(pool, arg, false);
 }
 
-/* Write a key's results into its array element. */
+/*
+ * Write a key's results into its array element: status and handle, next to
+ * each other, in one user access (one access_ok(), one STAC/CLAC pair).
+ */
 static int uniqd_put_key_result(struct uniqd_key __user *uk,
 				const struct uniqd_key *k)
 {
-	if (put_user(k->status, &uk->status) ||
-	    put_user(k->handle, &uk->handle))
+	if (!user_write_access_begin(&uk->status,
+				     offsetofend(struct uniqd_key, handle) -
+				     offsetof(struct uniqd_key, status)))
 		return -EFAULT;
+	unsafe_put_user(k->status, &uk->status, efault);
+	unsafe_put_user(k->handle, &uk->handle, efault);
+	user_write_access_end();
 	return 0;
+
+efault:
+	user_write_access_end();
+	return -EFAULT;
 }
 
 /*
