@@ -44,28 +44,6 @@ static long long mem_now(void)
 	return ut_read_ll(UT_CG "/" MYCG "/memory.current");
 }
 
-/*
- * memory.current once the pages given back have gone: a retired index
- * array (and, since 1.9, a page of small arrays all retired) is freed by a
- * worker after an RCU grace period, so the usage still falls for a moment
- * after the last growth (by about 200 pages on the debug kernel). Read
- * until it has not fallen for 200 ms, for at most 5 s.
- */
-static long long mem_settled(void)
-{
-	long long prev = mem_now(), now;
-	int still = 0;
-
-	for (int i = 0; i < 100 && still < 4; i++) {
-		usleep(50000);
-		now = mem_now();
-		still = now < prev ? 0 : still + 1;
-		if (now < prev)
-			prev = now;
-	}
-	return prev;
-}
-
 /* The debug kernel is the one with kmemleak. */
 static int debug_kernel(void)
 {
@@ -184,7 +162,7 @@ int main(void)
 	}
 
 	th_case("memcg and STATS agree, under the per-entry bound") {
-		grown = mem_settled() - base;
+		grown = mem_now() - base;
 		CHECK_OK(ut_stats(fd, &st));
 		/*
 		 * What STATS says the pool holds: the mapping's pages and the
