@@ -31,9 +31,8 @@
 #define USER		1000
 /*
  * Since the one table (1.6): 36.5 measured on 6.12, 40.1 on the debug
- * kernel (fewer entries share the pool's fixed cost); since an index per
- * class and records that carry their idx (1.9), 45.6 on 6.12 and 46.2 by
- * STATS on the debug kernel. The issue's 48 is the bound.
+ * kernel (fewer entries share the pool's fixed cost); the issue's 48 is
+ * the bound.
  */
 #define UQM_MAX_PER_ENTRY	48
 
@@ -104,7 +103,7 @@ static unsigned long fill(int fd, unsigned long from, unsigned long n, int *err)
 int main(void)
 {
 	unsigned long quota = debug_kernel() ? 1UL << 17 : 1UL << 20;
-	long long base, grown, back, kernel, charged, content, used;
+	long long base, grown, back, kernel, charged, content;
 	int tol;
 	struct uniqd_stats st;
 	unsigned long n;
@@ -181,20 +180,10 @@ int main(void)
 		       (double)(kernel - content) / st.entries);
 		CHECK(st.entries == quota && st.classes == (__u32)classes, "%llu entries",
 		      st.entries);
-		/*
-		 * The bound is on the memcg, but on the debug kernel, where
-		 * lockdep's maps in each class's two locks and KASAN's
-		 * metadata on every slab object add about 1 KiB a class (6.7
-		 * bytes an entry at 256 entries a class, measured: memcg 52.9,
-		 * STATS 46.2) that a production kernel does not have: there it
-		 * is on what STATS counts as charged, which the check below
-		 * holds to the memcg.
-		 */
-		used = debug_kernel() ? charged : grown;
-		CHECK(used + (long long)st.table_bytes - content <=
+		CHECK(grown + (long long)st.table_bytes - content <=
 		      (long long)UQM_MAX_PER_ENTRY * (long long)quota,
 		      "%.1f bytes an entry beyond the content, bound %d",
-		      (double)(used + st.table_bytes - content) / quota,
+		      (double)(grown + st.table_bytes - content) / quota,
 		      UQM_MAX_PER_ENTRY);
 		/*
 		 * The memcg sees what STATS counts as charged (map_bytes and
