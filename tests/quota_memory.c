@@ -31,10 +31,19 @@
 #define USER		1000
 /*
  * Since the one table (1.6): 36.5 measured on 6.12, 40.1 on the debug
- * kernel (fewer entries share the pool's fixed cost); the issue's 48 is
- * the bound.
+ * kernel (fewer entries share the pool's fixed cost); since an index per
+ * class and records that carry their idx (1.9), 45.6 on 6.12. The
+ * issue's 48 is the bound.
  */
 #define UQM_MAX_PER_ENTRY	48
+/*
+ * What the debug kernel adds to each class that a production kernel does
+ * not: lockdep's maps in its two locks (struct uniqd_index) and KASAN's
+ * and kmemleak's metadata on its slab objects. Measured with 1.9: the
+ * memcg grew 872 KiB more than STATS counts over 512 classes, 1.7 KiB a
+ * class; on 6.12 it agrees with STATS within 1.5 %.
+ */
+#define UQM_DEBUG_CLASS		2048
 
 static char saved[64];
 static int classes = CLASSES;
@@ -163,6 +172,8 @@ int main(void)
 
 	th_case("memcg and STATS agree, under the per-entry bound") {
 		grown = mem_now() - base;
+		if (debug_kernel())
+			grown -= (long long)classes * UQM_DEBUG_CLASS;
 		CHECK_OK(ut_stats(fd, &st));
 		/*
 		 * What STATS says the pool holds: the mapping's pages and the
@@ -188,7 +199,8 @@ int main(void)
 		/*
 		 * The memcg sees what STATS counts as charged (map_bytes and
 		 * kernel_bytes), within 5%; 10% on the debug kernel, whose
-		 * KASAN and kmemleak add to every slab object.
+		 * KASAN and kmemleak add to every slab object (its classes'
+		 * share is taken off above).
 		 */
 		tol = debug_kernel() ? 10 : 5;
 		CHECK(grown * 100 >= charged * (100 - tol) &&
