@@ -351,9 +351,10 @@ static void uniqd_entry_refund(struct uniqd_pool *pool, struct uniqd_erun *run,
 }
 
 /*
- * Create @run->keys[@i] in the slot of its class's array it claimed: its
- * handle, its record, then the slot filled; or, on an error, the slot
- * killed. Errors: -EDQUOT (a limit), -ENOMEM.
+ * Create @run->keys[@i], paid for, in the slot of its class's array it
+ * claimed: its handle, its record, then the slot filled; or, on an error,
+ * the payment given back and the slot killed. Errors: -EDQUOT
+ * (max_entries), -ENOMEM.
  */
 static int uniqd_entry_place(struct uniqd_pool *pool, struct uniqd_erun *run,
 			     u32 i, u64 *slot)
@@ -364,16 +365,14 @@ static int uniqd_entry_place(struct uniqd_pool *pool, struct uniqd_erun *run,
 	int ret;
 	u32 n;
 
-	ret = uniqd_entry_charge(pool, run, i);
-	if (ret)
-		goto kill;
 	/* The handle and the space: all that the pool's creators share. */
 	mutex_lock(&pool->map.lock);
 	ret = uniqd_entry_take(pool, k, &s, &n);
 	mutex_unlock(&pool->map.lock);
 	if (ret) {
 		uniqd_entry_refund(pool, run, i, true);
-		goto kill;
+		uniqd_index_kill(ix, slot);
+		return ret;
 	}
 	uniqd_map_entry_publish(&s);
 	uniqd_entry_published(pool);
@@ -381,18 +380,14 @@ static int uniqd_entry_place(struct uniqd_pool *pool, struct uniqd_erun *run,
 	k->idx = n;
 	k->created = true;
 	return 0;
-
-kill:
-	uniqd_index_kill(ix, slot);
-	return ret;
 }
 
 /*
- * Create @run->keys[@i], whose window in its class's array is full,
- * kernel-only (the class's lock held). Its handle is taken and its record
- * published only inside the kernel-only insert, which can fail: map->lock
- * is held from taking them to the end, so that a failure gives both back.
- * Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
+ * Create @run->keys[@i], paid for, whose window in its class's array is
+ * full, kernel-only (the class's lock held). Its handle is taken and its
+ * record published only inside the kernel-only insert, which can fail:
+ * map->lock is held from taking them to the end, so that a failure gives
+ * both back. Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
  */
 static int uniqd_entry_create_kernel_only(struct uniqd_pool *pool,
 					  struct uniqd_erun *run, u32 i)
@@ -409,10 +404,8 @@ static int uniqd_entry_create_kernel_only(struct uniqd_pool *pool,
 	ret = uniqd_index_kernel_only_room(&cls->index);
 	if (!ret)
 		ret = uniqd_ekey_khash(pool, k);
-	if (!ret)
-		ret = uniqd_entry_charge(pool, run, i);
 	if (ret)
-		return ret;
+		goto refund;
 	mutex_lock(&pool->map.lock);
 	ret = uniqd_entry_take(pool, k, &s, &n);
 	if (ret)
@@ -429,15 +422,16 @@ static int uniqd_entry_create_kernel_only(struct uniqd_pool *pool,
 	k->created = true;
 unlock:
 	mutex_unlock(&pool->map.lock);
+refund:
 	if (ret)
 		uniqd_entry_refund(pool, run, i, back);
 	return ret;
 }
 
 /*
- * The slow path of uniqd_entry_create(), under the class's lock: grow the
- * index if it is due, then claim a slot again, or find or create the entry
- * kernel-only if its window is full.
+ * The slow path of uniqd_entry_create(), under the class's lock, for a key
+ * paid for: grow the index if it is due, then claim a slot again, or find
+ * or create the entry kernel-only if its window is full.
  */
 static int uniqd_entry_create_locked(struct uniqd_pool *pool,
 				     struct uniqd_erun *run, u32 i)
@@ -452,8 +446,9 @@ static int uniqd_entry_create_locked(struct uniqd_pool *pool,
 	if (uniqd_index_due(ix))
 		uniqd_entry_grow_index(cls);
 	switch (uniqd_index_claim(&pool->map, ix, k->ihash, cls->id, k->data,
-				  k->len, &slot, &k->idx)) {
+				  k->len, true, &slot, &k->idx)) {
 	case UNIQD_CLAIM_FOUND:
+		uniqd_entry_refund(pool, run, i, true);
 		return 0;
 	case UNIQD_CLAIM_SLOT:
 		return uniqd_entry_place(pool, run, i, slot);
@@ -461,17 +456,51 @@ static int uniqd_entry_create_locked(struct uniqd_pool *pool,
 		break;
 	}
 	ret = uniqd_entry_find_kernel_only(pool, cls, k, &k->idx);
-	if (ret || k->idx)
+	if (ret || k->idx) {
+		uniqd_entry_refund(pool, run, i, true);
 		return ret;
+	}
 	return uniqd_entry_create_kernel_only(pool, run, i);
 }
 
 /*
+ * The pool holds max_entries: @k (absent when it was looked up) is found
+ * if another creator made it since, waiting for a slot of its tag being
+ * filled, or refused with -EDQUOT, without claiming a slot.
+ */
+static int uniqd_entry_find_full(struct uniqd_pool *pool, struct uniqd_ekey *k,
+				 struct uniqd_index **held)
+{
+	struct uniqd_index *ix = &k->cls->index;
+	u64 *slot;
+	int ret;
+
+	if (*held) {
+		up_read(&(*held)->grow);
+		*held = NULL;
+	}
+	mutex_lock(&ix->lock);
+	if (uniqd_index_claim(&pool->map, ix, k->ihash, k->cls->id, k->data,
+			      k->len, false, &slot, &k->idx) ==
+	    UNIQD_CLAIM_FOUND)
+		ret = 0;
+	else
+		ret = uniqd_entry_find_kernel_only(pool, k->cls, k, &k->idx);
+	mutex_unlock(&ix->lock);
+	if (ret || k->idx)
+		return ret;
+	trace_uniqd_refuse(pool->id, UNIQD_LIMIT_ENTRIES, -EDQUOT);
+	return -EDQUOT;
+}
+
+/*
  * Create @run->keys[@i], absent when it was looked up, unless another
- * creator was first: k->idx either way. *@held is the index whose
- * ix->grow the run holds for reading, or NULL: kept from one key to the
- * next of its class, so that a run of one class takes it once, and let go
- * before a growth or a full window, which take the class's lock (and a
+ * creator was first: k->idx either way. It is paid for first, before a
+ * slot is claimed, so that a caller at a limit claims nothing (a slot once
+ * taken stays taken until the class's next growth). *@held is the index
+ * whose ix->grow the run holds for reading, or NULL: kept from one key to
+ * the next of its class, so that a run of one class takes it once, and let
+ * go before a growth or a full window, which take the class's lock (and a
  * growth ix->grow for writing). Creators of one class wait for each other
  * only for a slot that may be the same content's. Errors: -EDQUOT (a
  * limit), -ENOMEM, or the keyed hash's.
@@ -485,6 +514,11 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 	int ret;
 	u64 *slot;
 
+	if (READ_ONCE(pool->nr_entries) >= pool->max_entries)
+		return uniqd_entry_find_full(pool, k, held);
+	ret = uniqd_entry_charge(pool, run, i);
+	if (ret)
+		return ret;
 	if (*held && (*held != ix || uniqd_index_due(ix))) {
 		up_read(&(*held)->grow);
 		*held = NULL;
@@ -495,8 +529,9 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 	}
 	if (*held) {
 		switch (uniqd_index_claim(&pool->map, ix, k->ihash, cls->id,
-					  k->data, k->len, &slot, &k->idx)) {
+					  k->data, k->len, true, &slot, &k->idx)) {
 		case UNIQD_CLAIM_FOUND:
+			uniqd_entry_refund(pool, run, i, true);
 			return 0;
 		case UNIQD_CLAIM_SLOT:
 			return uniqd_entry_place(pool, run, i, slot);

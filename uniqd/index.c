@@ -375,7 +375,7 @@ static u64 uniqd_index_busy(u64 hash)
 
 /*
  * Find the entry of index hash @hash holding @data in the class's current
- * array, or claim the first empty slot of its window for it; the caller
+ * array, or (if @create) claim the first empty slot of its window for it; the caller
  * holds ix->grow for reading or ix->lock (no growth runs). A slot another
  * creator claimed with the same tag may be for the same content: wait
  * until it is filled or killed, then look at it again; so no two creators
@@ -387,7 +387,7 @@ static u64 uniqd_index_busy(u64 hash)
  */
 enum uniqd_claim uniqd_index_claim(struct uniqd_map *m, struct uniqd_index *ix,
 				   u64 hash, u32 class_id, const void *data,
-				   u32 len, u64 **slot, u32 *idx)
+				   u32 len, bool create, u64 **slot, u32 *idx)
 {
 	u64 tag = UNIQD_MAP_SLOT_TAG(hash), records = m->hdr->records_off;
 	u64 busy = uniqd_index_busy(hash), mask, v, *s;
@@ -403,6 +403,9 @@ enum uniqd_claim uniqd_index_claim(struct uniqd_map *m, struct uniqd_index *ix,
 		v = smp_load_acquire(s);
 		for (;;) {
 			if (!v) {
+				/* Not in the array, and not to be made. */
+				if (!create)
+					return UNIQD_CLAIM_FULL;
 				if (try_cmpxchg(s, &v, busy)) {
 					atomic_long_inc(&ix->claimed);
 					*slot = s;

@@ -56,11 +56,15 @@ struct uniqd_index {
 	u64 bytes;			/* its current array (and a growth's) */
 };
 
-/* What uniqd_index_claim() found. */
+/*
+ * What uniqd_index_claim() found: the entry (*idx); its slot, claimed (to
+ * be filled or killed); or no room in its window, or no array (and, when
+ * not creating, that it is not in the array).
+ */
 enum uniqd_claim {
-	UNIQD_CLAIM_FOUND,		/* the entry: *idx */
-	UNIQD_CLAIM_SLOT,		/* its slot, claimed: fill or kill it */
-	UNIQD_CLAIM_FULL,		/* no room in its window, or no array */
+	UNIQD_CLAIM_FOUND,
+	UNIQD_CLAIM_SLOT,
+	UNIQD_CLAIM_FULL,
 };
 
 /*
@@ -99,7 +103,7 @@ void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index *ix,
 bool uniqd_index_due(struct uniqd_index *ix);
 enum uniqd_claim uniqd_index_claim(struct uniqd_map *m, struct uniqd_index *ix,
 				   u64 hash, u32 class_id, const void *data,
-				   u32 len, u64 **slot, u32 *idx);
+				   u32 len, bool create, u64 **slot, u32 *idx);
 void uniqd_index_fill(struct uniqd_index *ix, u64 *slot, u64 hash, u64 off);
 void uniqd_index_kill(struct uniqd_index *ix, u64 *slot);
 int uniqd_index_kernel_only_room(struct uniqd_index *ix);
