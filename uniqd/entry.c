@@ -570,11 +570,9 @@ int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 		if (ret)
 			break;
 		/* Made here, unless another creator was first. */
-		if (k->created) {
-			atomic64_inc(&k->cls->entries);
+		if (k->created)
 			trace_uniqd_entry_create(uniqd_handle(pool, k->idx),
 						 k->cls->id, k->len);
-		}
 	}
 	if (held)
 		up_read(&held->grow);

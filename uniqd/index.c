@@ -294,7 +294,7 @@ bool uniqd_index_grow_begin(struct uniqd_map *m, struct uniqd_index *ix,
 
 fail:
 	trace_uniqd_index_grow(uniqd_index_pool_id(m), ix->log2, g->log2,
-			       atomic_long_read(&ix->indexed), ret);
+			       uniqd_index_indexed(ix), ret);
 	return false;
 }
 
@@ -311,7 +311,7 @@ void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index *ix,
 	WRITE_ONCE(ix->bytes, ix->bytes - (sizeof(u64) << g->log2));
 	uniqd_map_index_free(m, g->off, g->log2);
 	trace_uniqd_index_grow(uniqd_index_pool_id(m), ix->log2, g->log2,
-			       atomic_long_read(&ix->indexed), err);
+			       uniqd_index_indexed(ix), err);
 }
 
 /*
@@ -342,8 +342,8 @@ void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index *ix,
 		ix->kernel_only[still++] = ix->kernel_only[j];
 	/* indexed + nkernel_only is every entry, before and after. */
 	WRITE_ONCE(ix->nkernel_only, still);
-	atomic_long_set(&ix->indexed, g->kept);
 	atomic_long_set(&ix->claimed, g->kept);
+	atomic_long_set(&ix->killed, 0);
 	ix->slots = g->slots;
 	ix->off = g->off;
 	WRITE_ONCE(ix->log2, g->log2);
@@ -354,6 +354,24 @@ void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index *ix,
 		uniqd_map_index_free(m, old_off, old);
 	}
 	trace_uniqd_index_grow(uniqd_index_pool_id(m), old, g->log2, g->kept, 0);
+}
+
+/*
+ * Entries in the class's current array: its slots taken but those killed
+ * (a slot claimed and not yet filled counts already). No lock: the two
+ * counters are what creators share on the class's line, no more.
+ */
+u64 uniqd_index_indexed(struct uniqd_index *ix)
+{
+	long n = atomic_long_read(&ix->claimed) - atomic_long_read(&ix->killed);
+
+	return n > 0 ? n : 0;
+}
+
+/* Entries of the class: in its array, or kernel-only (CLASS_INFO). */
+u64 uniqd_index_entries(struct uniqd_index *ix)
+{
+	return uniqd_index_indexed(ix) + READ_ONCE(ix->nkernel_only);
 }
 
 /*
@@ -450,7 +468,6 @@ void uniqd_index_fill(struct uniqd_index *ix, u64 *slot, u64 hash, u64 off)
 {
 	/* Pairs with readers' acquire of the slot. */
 	smp_store_release(slot, UNIQD_MAP_SLOT(hash, off));
-	atomic_long_inc(&ix->indexed);
 	uniqd_index_wake(slot);
 }
 
@@ -459,6 +476,7 @@ void uniqd_index_kill(struct uniqd_index *ix, u64 *slot)
 {
 	/* Like a fill: readers' acquire of the slot sees it whole. */
 	smp_store_release(slot, UNIQD_MAP_SLOT(0, 16));
+	atomic_long_inc(&ix->killed);
 	uniqd_index_wake(slot);
 }
 
@@ -476,7 +494,7 @@ void uniqd_index_stats(struct uniqd_index *ix, struct uniqd_stats *st)
 {
 	u32 log2 = READ_ONCE(ix->log2);
 
-	st->map_indexed += atomic_long_read(&ix->indexed);
+	st->map_indexed += uniqd_index_indexed(ix);
 	/* The ABI's name for the kernel-only entries. */
 	st->map_overflow += READ_ONCE(ix->nkernel_only);
 	st->index_slots += log2 ? 1ULL << log2 : 0;

@@ -45,7 +45,7 @@ struct uniqd_index {
 	u64 off;			/* its offset in the mapping */
 	u32 log2;			/* of its slots; 0: none */
 	atomic_long_t claimed;		/* its slots taken, filled or not */
-	atomic_long_t indexed;		/* entries in it */
+	atomic_long_t killed;		/* of those, killed by an error */
 	/*
 	 * Record offsets of the kernel-only entries (every entry of the
 	 * class is either in the array or here), placed again by growth.
@@ -101,6 +101,8 @@ void uniqd_index_grow_abort(struct uniqd_map *m, struct uniqd_index *ix,
 void uniqd_index_grow_end(struct uniqd_map *m, struct uniqd_index *ix,
 			  struct uniqd_index_growth *g);
 bool uniqd_index_due(struct uniqd_index *ix);
+u64 uniqd_index_indexed(struct uniqd_index *ix);
+u64 uniqd_index_entries(struct uniqd_index *ix);
 enum uniqd_claim uniqd_index_claim(struct uniqd_map *m, struct uniqd_index *ix,
 				   u64 hash, u32 class_id, const void *data,
 				   u32 len, bool create, u64 **slot, u32 *idx);

@@ -21,6 +21,7 @@
 #include "class.h"
 #include "entry.h"
 #include "hash.h"
+#include "index.h"
 #include "map.h"
 #include "pool.h"
 #include "trace.h"
@@ -508,7 +509,7 @@ static int uniqd_ioc_class_info(struct uniqd_file *uf, struct uniqd_pool *pool,
 	if (!cls)
 		return -UNIQD_ENOCLASS;
 	ci->name_len = cls->name->len;
-	ci->entries = atomic64_read(&cls->entries);
+	ci->entries = uniqd_index_entries(&cls->index);
 	if (!ci->name || !ci->name_buf_len)
 		return 0;
 	if (ci->name_buf_len < cls->name->len)

@@ -39,7 +39,6 @@ struct uniqd_kclass {
 	struct uniqd_pool *pool;
 	u32 id;
 	struct uniqd_rec *name;		/* data = the name, idx = id */
-	atomic64_t entries;		/* CLASS_INFO's count */
 };
 
 struct uniqd_pcpu_stats {

@@ -540,8 +540,8 @@ static void intern_lookup_resolve(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.bytes, 10ULL);
 	KUNIT_EXPECT_EQ(test, st.arena_bytes, 2 * UNIQD_REC_SIZE(1) +
 			2 * UNIQD_REC_SIZE(5) + UNIQD_REC_SIZE(0));
-	KUNIT_EXPECT_EQ(test, atomic64_read(&a->entries), 2LL);
-	KUNIT_EXPECT_EQ(test, atomic64_read(&b->entries), 1LL);
+	KUNIT_EXPECT_EQ(test, uniqd_index_entries(&a->index), 2ULL);
+	KUNIT_EXPECT_EQ(test, uniqd_index_entries(&b->index), 1ULL);
 	/* Misses: 3 created and 3 LOOKUPs that found nothing; 2 hits. */
 	KUNIT_EXPECT_EQ(test, st.misses, 6ULL);
 	KUNIT_EXPECT_EQ(test, st.hits, 2ULL);
@@ -941,7 +941,7 @@ static void intern_concurrent(struct kunit *test)
 	kunit_info(test, "reader: %ld hits\n", atomic_long_read(&c->hits));
 
 	KUNIT_EXPECT_EQ(test, uk_stats(c->pool).entries, (u64)UK_CINT_KEYS);
-	KUNIT_EXPECT_EQ(test, atomic64_read(&c->cls->entries), (s64)UK_CINT_KEYS);
+	KUNIT_EXPECT_EQ(test, uniqd_index_entries(&c->cls->index), (u64)UK_CINT_KEYS);
 	for (k = 0; k < UK_CINT_KEYS; k++) {
 		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&c->created[k]), 1,
 				    "key %u", k);
@@ -1187,7 +1187,7 @@ static void map_failed_growth_gives_back(struct kunit *test)
 	mutex_lock(&ix->lock);
 	down_write(&ix->grow);
 	KUNIT_ASSERT_EQ(test, ix->log2, 10U);
-	indexed = atomic_long_read(&ix->indexed) + ix->nkernel_only;
+	indexed = uniqd_index_entries(ix);
 	atomic_long_set(&ix->claimed, 1L << (ix->log2 - 1));
 	word = *ix->word;
 	next = m->index_next;
@@ -1211,8 +1211,7 @@ static void map_failed_growth_gives_back(struct kunit *test)
 			(u64)next);
 	KUNIT_EXPECT_EQ(test, m->index_next,
 			next + DIV_ROUND_UP(sizeof(u64) << ix->log2, PAGE_SIZE));
-	KUNIT_EXPECT_EQ(test, atomic_long_read(&ix->indexed) + ix->nkernel_only,
-			indexed);
+	KUNIT_EXPECT_EQ(test, uniqd_index_entries(ix), indexed);
 	up_write(&ix->grow);
 	mutex_unlock(&ix->lock);
 	indexed = 0;
