@@ -71,6 +71,10 @@ for p in $parts; do
 		fi || out "error ub_micro exit $?" ;;
 	scale)
 		note "ub_scale"
+		# Its pool keeps every new key of every round (about 640,000 a
+		# round): past the default max_user_entries (2^21) the later
+		# rounds of the creating workloads would fail with EDQUOT.
+		echo $((1 << 24)) >/sys/module/uniqd/parameters/max_user_entries
 		"$BIN/ub_scale" "$rounds" || out "error ub_scale exit $?" ;;
 	build)
 		# The "parallel build" corpus: process i takes every N-th unit;
