@@ -153,6 +153,27 @@ static int make_key(unsigned int i, __u8 *buf)
 	return n + sprintf((char *)buf + n, "/%u", i);
 }
 
+/*
+ * Intern the next filler of class @c (*@fi counts the names tried) whose
+ * home is away from slot 0 modulo 256 and the 16 slots before it: in any
+ * array of 256 slots or more it stays out of the windows the regrow case
+ * fills. Returns ut_intern()'s result.
+ */
+static int add_filler(int fd, const struct ut_map *m, __u32 c,
+		      unsigned int *fi)
+{
+	char filler[24];
+	__u64 hh, x;
+	int len;
+
+	do {
+		len = sprintf(filler, "f%u", (*fi)++);
+		hh = spec_hash(m->h->hash_seed[0], m->h->hash_seed[1], c,
+			       (__u8 *)filler, len);
+	} while (((hh + 16) & 255) < 64);
+	return ut_intern(fd, c, filler, len, &x, NULL);
+}
+
 int main(void)
 {
 	static __u8 in[256];
@@ -254,12 +275,12 @@ int main(void)
 		int fd = ut_pool("map-hash-regrow", 0);
 		__u32 c = ut_class(fd, "c"), got[2] = { 0, 0 };
 		__u32 log2 = 0, slots = 0;
-		char keys[20][24], filler[24];
+		char keys[20][24];
 		int n = 0, found = 0, nf = 0;
 		unsigned int fi = 0;
 		struct uniqd_stats st;
 		struct ut_map m;
-		__u64 h[20], x, w = 0;
+		__u64 h[20], w = 0;
 
 		CHECK(fd >= 0 && c, "pool");
 		if (ut_map(fd, &m)) {
@@ -273,13 +294,7 @@ int main(void)
 		 * below then fit under half of it with what is there.
 		 */
 		while (log2 < 8 && fi < 1000000 && m.base) {
-			int len = sprintf(filler, "f%u", fi++);
-			__u64 hh = spec_hash(m.h->hash_seed[0], m.h->hash_seed[1],
-					     c, (__u8 *)filler, len);
-
-			if (((hh + 16) & 255) < 64)
-				continue;
-			CHECK_OK(ut_intern(fd, c, filler, len, &x, NULL));
+			CHECK_OK(add_filler(fd, &m, c, &fi));
 			nf++;
 			w = ut_map_class_word(&m, c);
 			log2 = w ? UNIQD_MAP_INDEX_LOG2(w) : 0;
@@ -312,16 +327,8 @@ int main(void)
 		      "%llu slots (%u), %llu left out", (unsigned long long)st.index_slots,
 		      slots, (unsigned long long)st.map_overflow);
 		/* More fillers, away from both windows, until the array grows. */
-		for (nf = 0; ut_map_class_word(&m, c) == w && fi < 2000000 && m.base; ) {
-			int len = sprintf(filler, "f%u", fi++);
-			__u64 hh = spec_hash(m.h->hash_seed[0], m.h->hash_seed[1],
-					     c, (__u8 *)filler, len);
-
-			if (((hh + 16) & 255) < 64)
-				continue;
-			CHECK_OK(ut_intern(fd, c, filler, len, &x, NULL));
-			nf++;
-		}
+		for (nf = 0; ut_map_class_word(&m, c) == w && fi < 2000000 && m.base; nf++)
+			CHECK_OK(add_filler(fd, &m, c, &fi));
 		CHECK_OK(ut_stats(fd, &st));
 		CHECK(st.index_slots == 2 * slots, "%llu slots after %d more fillers",
 		      (unsigned long long)st.index_slots, nf);

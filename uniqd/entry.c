@@ -429,6 +429,30 @@ refund:
 }
 
 /*
+ * Claim a slot for @run->keys[@i], paid for (its class's ix->grow held for
+ * reading, or ix->lock): found (the payment given back) or created in the
+ * slot claimed, *@ret the result; or UNIQD_CLAIM_FULL, its window full.
+ */
+static enum uniqd_claim uniqd_entry_claim(struct uniqd_pool *pool,
+					  struct uniqd_erun *run, u32 i,
+					  int *ret)
+{
+	struct uniqd_ekey *k = &run->keys[i];
+	enum uniqd_claim claim;
+	u64 *slot;
+
+	claim = uniqd_index_claim(&pool->map, &k->cls->index, k->ihash,
+				  k->cls->id, k->data, k->len, true, &slot,
+				  &k->idx);
+	*ret = 0;
+	if (claim == UNIQD_CLAIM_FOUND)
+		uniqd_entry_refund(pool, run, i, true);
+	else if (claim == UNIQD_CLAIM_SLOT)
+		*ret = uniqd_entry_place(pool, run, i, slot);
+	return claim;
+}
+
+/*
  * The slow path of uniqd_entry_create(), under the class's lock, for a key
  * paid for: grow the index if it is due, then claim a slot again, or find
  * or create the entry kernel-only if its window is full.
@@ -439,22 +463,13 @@ static int uniqd_entry_create_locked(struct uniqd_pool *pool,
 	struct uniqd_ekey *k = &run->keys[i];
 	struct uniqd_kclass *cls = k->cls;
 	struct uniqd_index *ix = &cls->index;
-	u64 *slot;
 	int ret;
 
 	lockdep_assert_held(&ix->lock);
 	if (uniqd_index_due(ix))
 		uniqd_entry_grow_index(cls);
-	switch (uniqd_index_claim(&pool->map, ix, k->ihash, cls->id, k->data,
-				  k->len, true, &slot, &k->idx)) {
-	case UNIQD_CLAIM_FOUND:
-		uniqd_entry_refund(pool, run, i, true);
-		return 0;
-	case UNIQD_CLAIM_SLOT:
-		return uniqd_entry_place(pool, run, i, slot);
-	case UNIQD_CLAIM_FULL:
-		break;
-	}
+	if (uniqd_entry_claim(pool, run, i, &ret) != UNIQD_CLAIM_FULL)
+		return ret;
 	ret = uniqd_entry_find_kernel_only(pool, cls, k, &k->idx);
 	if (ret || k->idx) {
 		uniqd_entry_refund(pool, run, i, true);
@@ -512,7 +527,6 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 	struct uniqd_kclass *cls = k->cls;
 	struct uniqd_index *ix = &cls->index;
 	int ret;
-	u64 *slot;
 
 	if (READ_ONCE(pool->nr_entries) >= pool->max_entries)
 		return uniqd_entry_find_full(pool, k, held);
@@ -528,18 +542,10 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 		*held = ix;
 	}
 	if (*held) {
-		switch (uniqd_index_claim(&pool->map, ix, k->ihash, cls->id,
-					  k->data, k->len, true, &slot, &k->idx)) {
-		case UNIQD_CLAIM_FOUND:
-			uniqd_entry_refund(pool, run, i, true);
-			return 0;
-		case UNIQD_CLAIM_SLOT:
-			return uniqd_entry_place(pool, run, i, slot);
-		case UNIQD_CLAIM_FULL:
-			up_read(&ix->grow);
-			*held = NULL;
-			break;
-		}
+		if (uniqd_entry_claim(pool, run, i, &ret) != UNIQD_CLAIM_FULL)
+			return ret;
+		up_read(&ix->grow);
+		*held = NULL;
 	}
 	mutex_lock(&ix->lock);
 	ret = uniqd_entry_create_locked(pool, run, i);

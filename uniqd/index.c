@@ -106,6 +106,29 @@ static const u64 *uniqd_index_current(struct uniqd_map *m,
 }
 
 /*
+ * The record slot value @v names, if it is the entry of class @class_id
+ * holding @data whose index hash is @hash; else NULL (another tag, a slot
+ * that names no record, or another content).
+ */
+static const struct uniqd_map_rec *uniqd_index_match(struct uniqd_map *m,
+						     u64 v, u64 hash,
+						     u32 class_id,
+						     const void *data, u32 len)
+{
+	const struct uniqd_map_rec *r;
+
+	if (UNIQD_MAP_SLOT_TAG(v) != UNIQD_MAP_SLOT_TAG(hash) ||
+	    UNIQD_MAP_SLOT_OFF(v) < m->hdr->records_off)
+		return NULL;
+	/* Records are never freed: only the slots need RCU. */
+	r = uniqd_map_rec_at(m, UNIQD_MAP_SLOT_OFF(v));
+	if (r && r->class_id == class_id && r->len == len &&
+	    !memcmp(r->data, data, len))
+		return r;
+	return NULL;
+}
+
+/*
  * The entry of class @class_id holding @data in the class's current array
  * @ix, or 0. *@full says whether a miss is only the index's: its window
  * had no empty slot (or there is no array yet), so the entry may be in the
@@ -115,9 +138,8 @@ static const u64 *uniqd_index_current(struct uniqd_map *m,
 u32 uniqd_index_find(struct uniqd_map *m, struct uniqd_index *ix, u64 hash,
 		     u32 class_id, const void *data, u32 len, bool *full)
 {
-	u64 tag = UNIQD_MAP_SLOT_TAG(hash), mask;
-	u64 records = m->hdr->records_off;
 	u32 log2 = 0, i, idx = 0;
+	u64 mask;
 	const u64 *slots;
 
 	*full = true;
@@ -135,13 +157,8 @@ u32 uniqd_index_find(struct uniqd_map *m, struct uniqd_index *ix, u64 hash,
 			*full = false;
 			break;
 		}
-		if (UNIQD_MAP_SLOT_TAG(v) != tag ||
-		    UNIQD_MAP_SLOT_OFF(v) < records)
-			continue;
-		/* Records are never freed: only the slots need RCU. */
-		r = uniqd_map_rec_at(m, UNIQD_MAP_SLOT_OFF(v));
-		if (r && r->class_id == class_id && r->len == len &&
-		    !memcmp(r->data, data, len)) {
+		r = uniqd_index_match(m, v, hash, class_id, data, len);
+		if (r) {
 			*full = false;
 			idx = r->idx;
 			break;
@@ -407,7 +424,6 @@ enum uniqd_claim uniqd_index_claim(struct uniqd_map *m, struct uniqd_index *ix,
 				   u64 hash, u32 class_id, const void *data,
 				   u32 len, bool create, u64 **slot, u32 *idx)
 {
-	u64 tag = UNIQD_MAP_SLOT_TAG(hash), records = m->hdr->records_off;
 	u64 busy = uniqd_index_busy(hash), mask, v, *s;
 	const struct uniqd_map_rec *r;
 	u32 i;
@@ -437,12 +453,8 @@ enum uniqd_claim uniqd_index_claim(struct uniqd_map *m, struct uniqd_index *ix,
 			/* As above: a filled slot's record is published. */
 			v = smp_load_acquire(s);
 		}
-		if (UNIQD_MAP_SLOT_TAG(v) != tag ||
-		    UNIQD_MAP_SLOT_OFF(v) < records)
-			continue;
-		r = uniqd_map_rec_at(m, UNIQD_MAP_SLOT_OFF(v));
-		if (r && r->class_id == class_id && r->len == len &&
-		    !memcmp(r->data, data, len)) {
+		r = uniqd_index_match(m, v, hash, class_id, data, len);
+		if (r) {
 			*idx = r->idx;
 			return UNIQD_CLAIM_FOUND;
 		}
