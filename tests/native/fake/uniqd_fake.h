@@ -12,7 +12,7 @@
  * when a pool is created, the pool is also "mapped" (UNIQD_FEAT_MAP,
  * mmap()), and with fk_map_index also set its mapping has the index, so
  * that libuniqd finds entries there without asking the fake (without it,
- * header.index stays 0 and every lookup goes to the fake's ioctls).
+ * classes[] stay 0 and every lookup goes to the fake's ioctls).
  */
 #ifndef UNIQD_FAKE_H
 #define UNIQD_FAKE_H
