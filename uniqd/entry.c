@@ -13,13 +13,15 @@
  * cannot aim at.
  *
  * Finding takes no lock: the index probe and, only when the window was
- * full, the keyed hash and the kernel-only table. Creating holds the
- * class's lock (cls->index.lock) from a second probe to the placement: no
- * two callers create one key, and creators of other classes never wait.
- * Inside it, map->lock is held only to take the handle and the record's
- * space (and for a kernel-only entry, whose insert can fail, until it is
- * placed: what an error leaves is given back under that same hold, so
- * handles stay dense). Order of publication: the record, entries[idx]
+ * full, the keyed hash and the kernel-only table. Creating claims the
+ * key's slot in its class's array (index.c, uniqd_index_claim()) under
+ * the read side of the class's ix->grow: no two callers create one key,
+ * creators of one class wait only on a slot of their tag, and creators of
+ * other classes never wait. A growth or a full window takes the class's
+ * ix->lock instead. map->lock is held only to take the handle and the
+ * record's space (and for a kernel-only entry, whose insert can fail,
+ * until it is placed: what an error leaves is given back under that same
+ * hold, so handles stay dense). Order of publication: the record, entries[idx]
  * (release), then the index slot or the kernel-only record (release):
  * whoever finds an entry can resolve it.
  */
@@ -172,10 +174,10 @@ static int uniqd_entry_move_kernel_only(struct uniqd_kclass *cls, u64 off)
 
 /*
  * Grow the class's index if one more entry is due a larger array (its
- * lock held, ix->grow taken here for writing). index.c builds the new array aside and names the entries
- * the current one holds that are kernel-only in it; each is made findable
- * in the class's kernel-only table here, and only then is the new array
- * published. If one cannot be, the growth is given back and the current
+ * lock held, ix->grow taken here for writing). index.c builds the new
+ * array aside and names the entries the current one holds that are
+ * kernel-only in it; each is made findable in the class's kernel-only
+ * table here, and only then is the new array published. If one cannot be, the growth is given back and the current
  * array stays in use (the new entry may then be kernel-only itself).
  */
 static void uniqd_entry_grow_index(struct uniqd_kclass *cls)

@@ -149,7 +149,7 @@ u32 uniqd_index_find(struct uniqd_map *m, struct uniqd_index *ix, u64 hash,
 		goto out;
 	mask = (1ULL << log2) - 1;
 	for (i = 0; i < UNIQD_MAP_PROBE; i++) {
-		/* Pairs with uniqd_index_set(): the record is published. */
+		/* Pairs with uniqd_index_fill(): the record is published. */
 		u64 v = smp_load_acquire(&slots[(hash + i) & mask]);
 		const struct uniqd_map_rec *r;
 
