@@ -27,7 +27,10 @@
  * index is built in memory by the rules of index.c and probed by libuniqd's
  * own probe (map.c): the probe against getppid() without TCG; and the
  * index hash alone (maphash_16/64), to set beside keyed BLAKE3 (ub_micro's
- * blake3_16/64).
+ * blake3_16/64). map_probe_dep and inprocfast_dep are the two probes again,
+ * each key chosen by the last answer, so that no two probes' cache misses
+ * overlap: what one probe costs, where the _hit cases give the throughput
+ * of independent ones.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -248,6 +251,48 @@ static int run_probe(void *ctx, uint64_t ops)
 }
 
 /*
+ * The key after the one whose answer was @h: the next in order, through a
+ * data dependency on @h (its top bit, 0 for every handle and idx here), so
+ * the next probe cannot start before this one has answered.
+ */
+static const uint8_t *next_after(struct cursor *c, uint64_t h, uint32_t *len)
+{
+	return ub_key(&present, order[(c->pos++ + (h >> 63)) % PRESENT], len);
+}
+
+static int run_probe_dep(void *ctx, uint64_t ops)
+{
+	uint64_t h = 0;
+
+	for (uint64_t i = 0; i < ops; i++) {
+		uint32_t len;
+		const uint8_t *k = next_after(ctx, h, &len);
+
+		h = uq_map_find(&host_pool, &uq_tls, 1, k, len,
+				uq_key_hash(&host_pool, 1, k, len));
+		if (!h)
+			return -1;
+	}
+	return 0;
+}
+
+static int run_local_dep(void *ctx, uint64_t ops)
+{
+	struct ub_interner *t = *(struct ub_interner **)ctx;
+	static struct cursor c;
+	uint64_t h = 0;
+	bool created;
+
+	for (uint64_t i = 0; i < ops; i++) {
+		uint32_t len;
+		const uint8_t *k = next_after(&c, h, &len);
+
+		h = ub_intern_local(t, 1, k, len, &created);
+	}
+	return 0;
+}
+
+/*
  * --host: a version 2 mapping in memory, class 1's index built by index.c's
  * rules (home = hash & mask, first empty of 16 slots, each slot the tag
  * over its record's offset), probed by libuniqd.
@@ -342,16 +387,18 @@ static int host(unsigned int rounds)
 	}
 
 	{
-		struct cursor c1 = { 0 };
+		struct cursor c1 = { 0 }, c2 = { 0 };
 		struct ub_case cases[] = {
 			{ .name = "syscall_getppid", .run = run_getppid, .ctx = NULL, .unit = 64 },
 			{ .name = "map_probe", .run = run_probe, .ctx = &c1, .unit = 64 },
 			{ .name = "inprocfast_hit", .run = run_local, .ctx = &inprocfast, .unit = 64 },
 			{ .name = "maphash_16", .run = run_maphash, .ctx = (void *)(uintptr_t)16, .unit = 64 },
 			{ .name = "maphash_64", .run = run_maphash, .ctx = (void *)(uintptr_t)64, .unit = 64 },
+			{ .name = "map_probe_dep", .run = run_probe_dep, .ctx = &c2, .unit = 64 },
+			{ .name = "inprocfast_dep", .run = run_local_dep, .ctx = &inprocfast, .unit = 64 },
 		};
 
-		ub_compare(cases, 5, rounds, 200, 2);
+		ub_compare(cases, sizeof(cases) / sizeof(cases[0]), rounds, 200, 2);
 	}
 	return 0;
 }

@@ -156,8 +156,15 @@ static const struct uniqd_map_rec *uq_map_entry(const struct uq_map *m,
 uint64_t uq_map_find(const uniqd_pool *p, struct uq_tls *t, uint32_t class_id,
 		     const void *data, size_t len, uint64_t hash)
 {
+	/*
+	 * The fields the loop reads, in locals: each acquire load below would
+	 * otherwise make the compiler read them again, and a hit's few
+	 * instructions are what lets independent probes overlap their misses.
+	 */
 	const struct uq_map *m = &p->map;
-	const uint64_t *classes = (const uint64_t *)(m->base + m->classes_off);
+	const uint8_t *base = m->base;
+	const uint64_t rlo = m->records_off, entries_cap = m->entries_cap;
+	const uint32_t probe = m->probe;
 	uint64_t w, mask, off, home, tag, rend;
 	const uint64_t *slots;
 	uint32_t log2;
@@ -166,23 +173,23 @@ uint64_t uq_map_find(const uniqd_pool *p, struct uq_tls *t, uint32_t class_id,
 	    class_id >= UQ_LOAD(&m->hdr->classes_end))
 		return 0;
 	/* The class's own array; 0: it has none (yet), the kernel says. */
-	w = UQ_LOAD(&classes[class_id]);
+	w = UQ_LOAD((const uint64_t *)(base + m->classes_off) + class_id);
 	log2 = UNIQD_MAP_INDEX_LOG2(w);
 	off = UNIQD_MAP_INDEX_OFF(w);
 	if (!w || log2 > 40 || off < m->index_off ||
 	    off - m->index_off > m->index_size ||
 	    (sizeof(uint64_t) << log2) > m->index_size - (off - m->index_off))
 		return 0;
-	slots = (const uint64_t *)(m->base + off);
+	slots = (const uint64_t *)(base + off);
 	mask = (1ULL << log2) - 1;
 	home = hash & mask;
 	tag = UNIQD_MAP_SLOT_TAG(hash);
 	/* A record of LEN bytes must start at or below REND to fit. */
-	rend = m->records_off + m->records_size;
-	if (rend - m->records_off < sizeof(struct uniqd_map_rec) + len)
+	rend = rlo + m->records_size;
+	if (rend - rlo < sizeof(struct uniqd_map_rec) + len)
 		goto miss;
 	rend -= sizeof(struct uniqd_map_rec) + len;
-	for (uint32_t i = 0; i < m->probe; i++) {
+	for (uint32_t i = 0; i < probe; i++) {
 		uint64_t v = UQ_LOAD(&slots[(home + i) & mask]);
 		const struct uniqd_map_rec *r;
 		uint64_t roff;
@@ -193,14 +200,14 @@ uint64_t uq_map_find(const uniqd_pool *p, struct uq_tls *t, uint32_t class_id,
 			continue;
 		/* Below records_off: an entry being placed, no record yet. */
 		roff = UNIQD_MAP_SLOT_OFF(v);
-		if (roff < m->records_off || roff > rend)
+		if (roff < rlo || roff > rend)
 			continue;
-		r = (const struct uniqd_map_rec *)(m->base + roff);
+		r = (const struct uniqd_map_rec *)(base + roff);
 		if (r->class_id == class_id && r->len == len &&
 		    uq_key_eq(r->data, data, (uint32_t)len)) {
 			uint32_t idx = r->idx;
 
-			if (!idx || idx >= m->entries_cap)
+			if (!idx || idx >= entries_cap)
 				break;	/* not a handle: the kernel says */
 			t->map_hits++;
 			return m->handle_base | idx;
