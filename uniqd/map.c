@@ -496,22 +496,25 @@ u64 *uniqd_map_index_alloc(struct uniqd_map *m, u32 log2, u64 *off)
 	size_t bytes = sizeof(u64) << log2;
 	unsigned int n = DIV_ROUND_UP(bytes, PAGE_SIZE);
 	u64 *slots = NULL;
+	size_t used;
 	pgoff_t pg;
 	void *v;
 
 	mutex_lock(&m->lock);
-	if (bytes < PAGE_SIZE && m->small &&
-	    PAGE_SIZE - m->small_used >= bytes) {
-		slots = (u64 *)(m->small + m->small_used);
-		*off = m->small_off + m->small_used;
-		m->small_used += bytes;
+	if (bytes < PAGE_SIZE && m->small) {
 		pg = m->small_off >> PAGE_SHIFT;
 		v = xa_load(&m->small_pages, pg);
-		/* Replaces an entry: allocates nothing, cannot fail. */
-		xa_store(&m->small_pages, pg,
-			 UNIQD_SMALL(m->small_used, UNIQD_SMALL_LIVE(v) + 1),
-			 GFP_NOWAIT);
-		goto unlock;
+		used = UNIQD_SMALL_USED(v);
+		if (PAGE_SIZE - used >= bytes) {
+			slots = (u64 *)(m->small + used);
+			*off = m->small_off + used;
+			/* Replaces an entry: allocates nothing, cannot fail. */
+			xa_store(&m->small_pages, pg,
+				 UNIQD_SMALL(used + bytes,
+					     UNIQD_SMALL_LIVE(v) + 1),
+				 GFP_NOWAIT);
+			goto unlock;
+		}
 	}
 	pg = m->index_next;
 	if (n > m->index_pg + m->index_pages - pg)
@@ -535,7 +538,6 @@ u64 *uniqd_map_index_alloc(struct uniqd_map *m, u32 log2, u64 *off)
 		/* The old small page's tail stays zero and unused. */
 		m->small = (u8 *)slots;
 		m->small_off = *off;
-		m->small_used = bytes;
 		if (old)
 			uniqd_map_small_put(m, old, xa_load(&m->small_pages, old));
 	}

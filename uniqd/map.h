@@ -85,16 +85,15 @@ struct uniqd_map {
 
 	/*
 	 * Index arrays smaller than a page are packed into pages of their
-	 * own, 256-byte aligned: the page being filled, its offset and the
-	 * bytes of it handed out. Per page (small_pages: page offset ->
-	 * xa_mk_value(bytes handed out << 16 | arrays not retired)) a page
-	 * is given back once every array in it is retired and it is not
-	 * the one being filled; until then its retired arrays stay as they
-	 * were, counted in small_retired (bytes; STATS.index_bytes).
+	 * own, 256-byte aligned: the page being filled and its offset. Per
+	 * page (small_pages: page offset -> xa_mk_value(bytes handed out <<
+	 * 16 | arrays not retired), the one count of either) a page is given
+	 * back once every array in it is retired and it is not the one being
+	 * filled; until then its retired arrays stay as they were, counted
+	 * in small_retired (bytes; STATS.index_bytes).
 	 */
 	u8 *small;
 	u64 small_off;
-	u32 small_used;
 	struct xarray small_pages;
 	u64 small_retired;
 
