@@ -45,6 +45,8 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$out" ] || { echo "usage: mkcorpus-build.sh OUT [--package NAME] [--units N] [--tokenize BIN]" >&2; exit 2; }
 [ "$pkg" = busybox ] || { echo "mkcorpus-build: only busybox knows how to build here" >&2; exit 2; }
+# The tokenizer runs from the units' directory: a relative path would miss.
+[ -z "$tok" ] || tok=$(realpath -- "$tok")
 say() { echo "mkcorpus-build: $*" >&2; }
 
 cache=${UNIQD_CACHE:-/var/cache/uniqd}/bench-build

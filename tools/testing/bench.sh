@@ -99,6 +99,10 @@ done
 [ -n "$quick" ] && { rounds=2; nkeys=200000; }
 has() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 say() { echo "bench: $*" >&2; }
+# A part asked for that did not run, or whose guest reported a problem: the
+# other parts still run, and the bench fails at the end, naming them.
+problems=
+problem() { say "$2"; problems="$problems $1"; }
 
 report() {
 	local title="uniqd benchmarks, $(date -u +%Y-%m-%d)"
@@ -167,7 +171,7 @@ if has build && ! {
 	make -s -C "$top" bench-build-corpus BENCH_BUILD_UNITS="${UNIQD_BENCH_BUILD_UNITS:-160}"
 } >> "$log" 2>&1; then
 	tail -n 10 "$log" >&2
-	say "no build corpus (see $log): part build skipped"
+	problem build "no build corpus (see $log): part build skipped"
 	parts=$(echo " $parts " | sed 's/ build / /')
 fi
 # The realbuild part: the GCC plugin, uniqdctl and the busybox tree,
@@ -180,7 +184,7 @@ if has realbuild && ! {
 	[ -f "$rb_src/.config" ]
 } >> "$log" 2>&1; then
 	tail -n 10 "$log" >&2
-	say "no plugin or no busybox source (see $log): part realbuild skipped"
+	problem realbuild "no plugin or no busybox source (see $log): part realbuild skipped"
 	parts=$(echo " $parts " | sed 's/ realbuild / /')
 fi
 
@@ -195,7 +199,7 @@ if has farm && ! {
 	[ "$(wc -l < "$farm_corpus")" -gt 1000 ]
 } >> "$log" 2>&1; then
 	tail -n 10 "$log" >&2
-	say "no uniqd-farm or no corpus (see $log): part farm skipped"
+	problem farm "no uniqd-farm or no corpus (see $log): part farm skipped"
 	parts=$(echo " $parts " | sed 's/ farm / /')
 fi
 
@@ -213,7 +217,7 @@ if has mlir && ! {
 	fi > "$mlir_list" && [ -s "$mlir_list" ]
 } >> "$log" 2>&1; then
 	tail -n 10 "$log" >&2
-	say "no MLIR plugin or no corpus (see $log): part mlir skipped"
+	problem mlir "no MLIR plugin or no corpus (see $log): part mlir skipped"
 	parts=$(echo " $parts " | sed 's/ mlir / /')
 fi
 
@@ -294,7 +298,7 @@ if [ -n "$vmparts" ]; then
 	"$top/tools/testing/vm/run-vm.sh" --name bench --kernel "$img" \
 		--initrd "$B/bench-vm/initrd.gz" --out "$out/vm" --mem "$mem" \
 		--timeout "$((timeout + 300))" ||
-		say "the VM reported a problem: see $out/vm/results.txt"
+		problem vm "the VM reported a problem: see $out/vm/results.txt"
 fi
 # ---- a real build with the GCC plugin (the host-userland guest) ---------
 if has realbuild; then
@@ -319,9 +323,9 @@ if has realbuild; then
 		--script "$top/tools/bench/guest-realbuild.sh" -- "$top" "$rb_tar" \
 		"$(echo "$rb_targets" | tr -s ' ' ',' | sed 's/^,//; s/,$//')" \
 		"$rb_rounds" "$rb_jobs" "$(echo "$rb_modes" | tr -s ' ' ',' | sed 's/^,//; s/,$//')" ||
-		say "the realbuild guest reported a problem: see $out/realbuild/results.txt"
+		problem realbuild "the realbuild guest reported a problem: see $out/realbuild/results.txt"
 	cp "$out/realbuild/files/realbuild.raw" "$out/realbuild.raw" 2>/dev/null ||
-		say "the realbuild guest wrote no results (see $out/realbuild/console.log)"
+		problem realbuild "the realbuild guest wrote no results (see $out/realbuild/console.log)"
 fi
 # ---- uniqd-farm through Redis Cluster (the host-userland guest) -----------
 if has farm; then
@@ -330,9 +334,9 @@ if has farm; then
 		--module "$B/bench-kmod/$bk/src/uniqd.ko" --release "$rel" --kernel "$img" \
 		--out "$out/farm" --timeout 3600 --mem 2048 \
 		--script "$top/tools/bench/guest-farm.sh" -- "$B/bin" "$farm_corpus" "$rounds" ||
-		say "the farm guest reported a problem: see $out/farm/results.txt"
+		problem farm "the farm guest reported a problem: see $out/farm/results.txt"
 	cp "$out/farm/files/farm.raw" "$out/farm.raw" 2>/dev/null ||
-		say "the farm guest wrote no results (see $out/farm/console.log)"
+		problem farm "the farm guest wrote no results (see $out/farm/console.log)"
 fi
 # ---- the MLIR plugin on LLVM's MLIR tests (the host-userland guest) -------
 if has mlir; then
@@ -341,9 +345,13 @@ if has mlir; then
 		--module "$B/bench-kmod/$bk/src/uniqd.ko" --release "$rel" --kernel "$img" \
 		--out "$out/mlir" --timeout "${UNIQD_BENCH_MLIR_TIMEOUT:-14400}" --mem 2048 \
 		--script "$top/tools/bench/guest-mlir.sh" -- "$top" "$mlir_corpus" "$mlir_list" 2 ||
-		say "the mlir guest reported a problem: see $out/mlir/results.txt"
+		problem mlir "the mlir guest reported a problem: see $out/mlir/results.txt"
 	cp "$out/mlir/files/mlir.raw" "$out/mlir.raw" 2>/dev/null ||
-		say "the mlir guest wrote no results (see $out/mlir/console.log)"
+		problem mlir "the mlir guest wrote no results (see $out/mlir/console.log)"
 fi
 echo "UBENCH host-load when=end load=$(load) date=$(date -u +%Y-%m-%dT%H:%MZ)" >> "$out/load.raw"
 report
+if [ -n "$problems" ]; then
+	say "failed: parts$(echo "$problems" | tr ' ' '\n' | sort -u | tr '\n' ' ' | sed 's/ $//') (above)"
+	exit 1
+fi
