@@ -21,7 +21,7 @@
  *   UBENCH map-scale procs=N ops=O ns=T     map_first in N processes at once
  *   UBENCH map-scale-ceiling procs=N ...    inprocfast_hit, the same way
  *
- *   ub_map [--rounds N] [--host]
+ *   ub_map [--rounds N] [--host [--case NAME]]
  *
  * --host runs natively on the host, where the module cannot be loaded: an
  * index is built in memory by the rules of index.c and probed by libuniqd's
@@ -30,7 +30,8 @@
  * blake3_16/64). map_probe_dep and inprocfast_dep are the two probes again,
  * each key chosen by the last answer, so that no two probes' cache misses
  * overlap: what one probe costs, where the _hit cases give the throughput
- * of independent ones.
+ * of independent ones. --case NAME runs one case alone, @rounds times
+ * (run_alone()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -212,7 +213,7 @@ static void scale(const char *what, int (*run)(void *, uint64_t), int procs,
 		ops += res[2 * p];
 		ns = res[2 * p + 1] > ns ? res[2 * p + 1] : ns;
 	}
-	ub_out("UBENCH %s procs=%d ops=%llu ns=%llu\n", what, procs,
+	ub_out("%s procs=%d ops=%llu ns=%llu", what, procs,
 	       (unsigned long long)ops, (unsigned long long)ns);
 	munmap(res, 4096);
 }
@@ -293,11 +294,44 @@ static int run_local_dep(void *ctx, uint64_t ops)
 }
 
 /*
+ * --case NAME: that case alone in this process, @rounds runs of 2^22
+ * operations after one of 2^20, each printed: no other case's memory
+ * between its slices, for whole runs of one case to be set against
+ * another's, process by process.
+ */
+static int run_alone(struct ub_case *cases, unsigned int n, const char *name,
+		     unsigned int rounds)
+{
+	const uint64_t ops = 1U << 22;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (strcmp(cases[i].name, name))
+			continue;
+		if (cases[i].run(cases[i].ctx, ops >> 2))
+			ub_die("%s failed", name);
+		for (unsigned int r = 0; r < rounds; r++) {
+			uint64_t t = ub_now();
+
+			if (cases[i].run(cases[i].ctx, ops))
+				ub_die("%s failed", name);
+			t = ub_now() - t;
+			ub_out("alone name=%s round=%u ops=%llu ns=%llu ps_per_op=%llu",
+			       name, r, (unsigned long long)ops,
+			       (unsigned long long)t,
+			       (unsigned long long)(t * 1000 / ops));
+		}
+		return 0;
+	}
+	ub_die("no case %s", name);
+	return 1;
+}
+
+/*
  * --host: a version 2 mapping in memory, class 1's index built by index.c's
  * rules (home = hash & mask, first empty of 16 slots, each slot the tag
  * over its record's offset), probed by libuniqd.
  */
-static int host(unsigned int rounds)
+static int host(unsigned int rounds, const char *only)
 {
 	size_t page = 4096, nslots = 1U << 18, rec_bytes = 64U << 20;
 	size_t entries_off = page, classes_off = entries_off + (PRESENT + 1) * 8;
@@ -398,7 +432,11 @@ static int host(unsigned int rounds)
 			{ .name = "inprocfast_dep", .run = run_local_dep, .ctx = &inprocfast, .unit = 64 },
 		};
 
-		ub_compare(cases, sizeof(cases) / sizeof(cases[0]), rounds, 200, 2);
+		unsigned int n = sizeof(cases) / sizeof(cases[0]);
+
+		if (only)
+			return run_alone(cases, n, only, rounds);
+		ub_compare(cases, n, rounds, 200, 2);
 	}
 	return 0;
 }
@@ -407,6 +445,7 @@ int main(int argc, char **argv)
 {
 	unsigned int rounds = 5;
 	bool host_only = false;
+	const char *only = NULL;
 	struct cursor c[8] = { 0 };
 	bool created;
 	pid_t pid;
@@ -417,8 +456,10 @@ int main(int argc, char **argv)
 			rounds = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--host"))
 			host_only = true;
+		else if (!strcmp(argv[i], "--case") && i + 1 < argc)
+			only = argv[++i];
 		else
-			ub_die("usage: ub_map [--rounds N] [--host]");
+			ub_die("usage: ub_map [--rounds N] [--host [--case NAME]]");
 	}
 	ub_keys_make(&present, PRESENT, 0, 42);
 	order = ub_alloc(PRESENT * sizeof(*order));
@@ -435,7 +476,7 @@ int main(int argc, char **argv)
 		ub_intern_local(inprocfast, 1, k, len, &created);
 	}
 	if (host_only)
-		return host(rounds);
+		return host(rounds, only);
 
 	/* Another process interns every present key and goes away. */
 	fd = ub_uniqd_open(POOL);
@@ -492,7 +533,7 @@ int main(int argc, char **argv)
 		struct uniqd_stats s;
 
 		if (!ut_stats(fd, &s))
-			ub_out("UBENCH map-stats entries=%llu map_bytes=%llu index_slots=%llu index_bytes=%llu overflow=%llu\n",
+			ub_out("map-stats entries=%llu map_bytes=%llu index_slots=%llu index_bytes=%llu overflow=%llu",
 			       (unsigned long long)s.entries,
 			       (unsigned long long)s.map_bytes,
 			       (unsigned long long)s.index_slots,
