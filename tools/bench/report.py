@@ -433,12 +433,13 @@ class Report:
                               for k, v in s.items()}
 
     # ---- Part B: one key at a time -----------------------------------
-    def ops(self, recs):
-        """'op' lines: name -> Samples of ns per op (fastest slice)."""
+    def ops(self, recs, which='op'):
+        """WHICH lines ('op'; ub_map's 'map-op'): name -> Samples of ns per
+        op (fastest slice)."""
         s = defaultdict(Samples)
         tot = defaultdict(Samples)
         for kind, kv, rest in recs:
-            if kind == 'op':
+            if kind == which:
                 s[kv['name']].add(op_ns(kv, int(kv['ops'])), kv['round'])
                 tot[kv['name']].add(int(kv['ns']) / int(kv['ops']),
                                     kv['round'])
@@ -661,6 +662,114 @@ class Report:
                          fmt_ns(h.best()) if h else '-',
                          fmt_ratio(v.best() / h.best()) if v and h else '-'])
         self.table(['round trip', 'guest', 'host', 'guest/host'], rows)
+
+    MAP_ROWS = [
+        ('syscall_getppid', 'getppid() system call (reference)'),
+        ('ioctl_version', 'null ioctl on /dev/uniqd (VERSION): the floor'),
+        ('map_first', 'uniqd_lookup() found in the mapping, no cache'),
+        ('intern_hit', 'INTERN, present key'),
+        ('intern_new', 'INTERN, new key'),
+        ('inprocfast_hit', 'in-process interner (cheap hash), present'),
+        ('inproc_hit', 'in-process interner (keyed BLAKE3), present'),
+        ('resolve_ioctl', 'RESOLVE ioctl into a buffer'),
+        ('resolve_copy', 'uniqd_resolve(): copied out of the mapping'),
+        ('resolve_ptr', 'uniqd_resolve_ptr(): a pointer into the mapping'),
+    ]
+    MAP_HOST_ROWS = [
+        ('syscall_getppid', 'getppid() system call (reference)'),
+        ('map_probe', 'libuniqd\'s mapped probe, hash included'),
+        ('inprocfast_hit', 'in-process interner (cheap hash), present'),
+        ('map_probe_dep', 'the mapped probe, each key chosen by the last '
+         'answer'),
+        ('inprocfast_dep', 'the in-process interner, the same way'),
+        ('maphash_16', 'uniqd_maphash() of 16 bytes'),
+        ('maphash_64', 'uniqd_maphash() of 64 bytes'),
+    ]
+
+    def mapped(self):
+        """Part map (ub_map in the guest) and ub_map --host natively."""
+        s, _ = self.ops(self.recs, 'map-op')
+        hs, _ = self.ops(self.host, 'map-op')
+        sc = defaultdict(dict)
+        for kind, kv, rest in self.recs:
+            if kind in ('map-scale', 'map-scale-ceiling'):
+                sc[kind][int(kv['procs'])] = \
+                    int(kv['ops']) / int(kv['ns']) * 1e9 / int(kv['procs'])
+        if not s and not hs:
+            return
+        self.out('## The mapped pool (ub_map)')
+        self.out()
+        self.out('Cases taking turns in 4-ms slices inside one process; ns '
+                 'per operation: best round (median round), ratios round by '
+                 'round (median, lowest-highest).')
+        self.out()
+        if s:
+            null, fast = s.get('ioctl_version'), s.get('inprocfast_hit')
+            rows = []
+            for n, d in self.MAP_ROWS:
+                v = s.get(n)
+                if not v:
+                    continue
+                rows.append([d, '%s (%s)' % (fmt_ns(v.best()),
+                                             fmt_ns(v.median())),
+                             fmt_paired(paired(v, null)),
+                             fmt_paired(paired(v, fast))])
+            self.table(['operation (guest)', 'ns/op', 'x null ioctl',
+                        'x in-process (cheap hash)'], rows)
+            p = paired(s.get('map_first'), null)
+            if p:
+                self.json['ratios']['map_first_vs_ioctl'] = p[0]
+                self.target('a lookup found in the mapping costs less than '
+                            'a null ioctl (guest)', p[0] < 1,
+                            fmt_paired(p))
+        if sc.get('map-scale'):
+            rows = []
+            for procs in sorted(sc['map-scale']):
+                v = sc['map-scale'][procs]
+                c = sc.get('map-scale-ceiling', {}).get(procs)
+                rows.append([procs, '%.0f' % v, '%.0f' % c if c else '-',
+                             fmt_ratio(v / c) if c else '-'])
+            self.table(['processes', 'map_first ops/s a process',
+                        'in-process (cheap hash) ops/s a process',
+                        'mapping / in-process'], rows)
+        for kind, kv, rest in self.recs:
+            if kind == 'map-stats':
+                self.out('Pool after the run: %s entries, %s mapped, '
+                         '%s index slots (%s), %s left out of the index.' % (
+                             kv['entries'], fmt_size(kv['map_bytes']),
+                             kv['index_slots'], fmt_size(kv['index_bytes']),
+                             kv['overflow']))
+                self.out()
+        if not hs:
+            return
+        rows = []
+        fast, ppid = hs.get('inprocfast_hit'), hs.get('syscall_getppid')
+        for n, d in self.MAP_HOST_ROWS:
+            v = hs.get(n)
+            if not v:
+                continue
+            rows.append([d, '%s (%s)' % (fmt_ns(v.best()), fmt_ns(v.median())),
+                         fmt_paired(paired(v, fast))])
+        self.out('Natively on the host (ub_map --host: an index built by '
+                 'index.c\'s rules in memory, probed by libuniqd):')
+        self.out()
+        self.table(['operation (host)', 'ns/op', 'x in-process (cheap hash)'],
+                   rows)
+        p = paired(hs.get('map_probe'), fast)
+        q = paired(hs.get('map_probe'), ppid)
+        if p and q:
+            self.json['ratios']['map_probe_vs_private'] = p[0]
+            self.plot.append(('mapped probe / private (host)', p[0], 1.2))
+            self.target('the mapped probe natively at most 1.2x the private '
+                        'interner with the same hash, and under getppid()',
+                        p[0] <= 1.2 and q[0] < 1,
+                        '%s; %s getppid()' % (fmt_paired(p), fmt_paired(q)))
+        d = paired(hs.get('map_probe_dep'), hs.get('inprocfast_dep'))
+        if d:
+            self.out('One probe at a time (each key chosen by the last '
+                     'answer, no two probes\' misses overlapping): %s the '
+                     'in-process interner.' % fmt_paired(d))
+            self.out()
 
     # ---- Part B: scaling ------------------------------------------------
     def scale(self):
@@ -1856,6 +1965,7 @@ def main():
     rep.tables()
     rep.micro()
     rep.pingpong()
+    rep.mapped()
     rep.scale()
     rep.corpus()
     rep.build()

@@ -18,6 +18,9 @@
  *   resolve_copy        uniqd_resolve(): copied out of the mapping
  *   resolve_ptr         uniqd_resolve_ptr(): a pointer into the mapping
  *
+ * Each case's rounds are "UBENCH map-op" lines (ub_compare()), apart from
+ * ub_micro's "op" lines of the same names.
+ *
  *   UBENCH map-scale procs=N ops=O ns=T     map_first in N processes at once
  *   UBENCH map-scale-ceiling procs=N ...    inprocfast_hit, the same way
  *
@@ -451,6 +454,8 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int st;
 
+	/* ub_micro's lines share names with ours (intern_hit ...). */
+	ub_op_kind = "map-op";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = atoi(argv[++i]);

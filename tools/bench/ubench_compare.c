@@ -10,6 +10,8 @@
 
 /* ---- interleaved timing ------------------------------------------------- */
 
+const char *ub_op_kind = "op";
+
 void ub_compare(struct ub_case *cases, unsigned int n, unsigned int rounds,
 		double round_ms, double slice_ms)
 {
@@ -89,8 +91,8 @@ void ub_compare(struct ub_case *cases, unsigned int n, unsigned int rounds,
 		for (c = 0; c < n; c++) {
 			if (!ops[c])
 				continue;
-			ub_out("op name=%s round=%u ops=%llu ns=%llu best_ps=%llu",
-			       cases[c].name, r, (unsigned long long)ops[c],
+			ub_out("%s name=%s round=%u ops=%llu ns=%llu best_ps=%llu",
+			       ub_op_kind, cases[c].name, r, (unsigned long long)ops[c],
 			       (unsigned long long)ns[c],
 			       (unsigned long long)best[c]);
 		}

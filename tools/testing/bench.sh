@@ -250,7 +250,7 @@ if has host; then
 		UNIQD_RESULTS=/dev/null timeout 600 "$B/bench-bin/ub_micro" --host --rounds "$rounds" "${rargs[@]}"
 		UNIQD_RESULTS=/dev/null timeout 300 "$B/bench-bin/ub_pingpong" "$rounds"
 		# The mapped index's probe (libuniqd's) against getppid(), natively.
-		timeout 300 "$B/bench-bin/ub_map" --host --rounds "$rounds" | sed 's/^UBENCH op /UBENCH host-map /'
+		timeout 300 "$B/bench-bin/ub_map" --host --rounds "$rounds"
 		# The kernel's hashes are not reachable here; OpenSSL's are the
 		# closest native reference (SHA-256 with SHA-NI where the CPU has
 		# it), next to uniqd's own BLAKE3 built for userspace.
