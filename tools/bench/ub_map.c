@@ -73,6 +73,17 @@ static const uint8_t *next_present(struct cursor *c, uint32_t *len)
 	return ub_key(&present, order[c->pos++ % PRESENT], len);
 }
 
+/*
+ * The key after the one whose answer was @h: the next in order, through a
+ * data dependency on @h (its top bit, 0 for every handle and idx here), so
+ * that with the last answer as @h the next probe cannot start before this
+ * one has answered; with 0, next_present().
+ */
+static const uint8_t *next_after(struct cursor *c, uint64_t h, uint32_t *len)
+{
+	return ub_key(&present, order[(c->pos++ + (h >> 63)) % PRESENT], len);
+}
+
 static int run_getppid(void *ctx, uint64_t ops)
 {
 	(void)ctx;
@@ -130,19 +141,34 @@ static int run_intern_new(void *ctx, uint64_t ops)
 	return run_intern(ctx, ops, true);
 }
 
-static int run_local(void *ctx, uint64_t ops)
+/* The private interner @t on @ops keys from @c, chained (@chain) or not. */
+static inline __attribute__((always_inline)) int
+local_loop(struct ub_interner *t, struct cursor *c, uint64_t ops, bool chain)
 {
-	struct ub_interner *t = *(struct ub_interner **)ctx;
-	static struct cursor c;
+	uint64_t h = 0;
 	bool created;
 
 	for (uint64_t i = 0; i < ops; i++) {
 		uint32_t len;
-		const uint8_t *k = next_present(&c, &len);
+		const uint8_t *k = next_after(c, chain ? h : 0, &len);
 
-		ub_intern_local(t, 1, k, len, &created);
+		h = ub_intern_local(t, 1, k, len, &created);
 	}
 	return 0;
+}
+
+static int run_local(void *ctx, uint64_t ops)
+{
+	static struct cursor c;
+
+	return local_loop(*(struct ub_interner **)ctx, &c, ops, false);
+}
+
+static int run_local_dep(void *ctx, uint64_t ops)
+{
+	static struct cursor c;
+
+	return local_loop(*(struct ub_interner **)ctx, &c, ops, true);
 }
 
 static int run_resolve(void *ctx, uint64_t ops, int how)
@@ -240,38 +266,17 @@ static int run_maphash(void *ctx, uint64_t ops)
 	return 0;
 }
 
-static int run_probe(void *ctx, uint64_t ops)
-{
-	for (uint64_t i = 0; i < ops; i++) {
-		uint32_t len;
-		const uint8_t *k = next_present(ctx, &len);
-
-		/* The hash too: libuniqd makes it before the probe. */
-		if (!uq_map_find(&host_pool, &uq_tls, 1, k, len,
-				 uq_key_hash(&host_pool, 1, k, len)))
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * The key after the one whose answer was @h: the next in order, through a
- * data dependency on @h (its top bit, 0 for every handle and idx here), so
- * the next probe cannot start before this one has answered.
- */
-static const uint8_t *next_after(struct cursor *c, uint64_t h, uint32_t *len)
-{
-	return ub_key(&present, order[(c->pos++ + (h >> 63)) % PRESENT], len);
-}
-
-static int run_probe_dep(void *ctx, uint64_t ops)
+/* libuniqd's probe of @ops keys from @c, chained (@chain) or not. */
+static inline __attribute__((always_inline)) int
+probe_loop(struct cursor *c, uint64_t ops, bool chain)
 {
 	uint64_t h = 0;
 
 	for (uint64_t i = 0; i < ops; i++) {
 		uint32_t len;
-		const uint8_t *k = next_after(ctx, h, &len);
+		const uint8_t *k = next_after(c, chain ? h : 0, &len);
 
+		/* The hash too: libuniqd makes it before the probe. */
 		h = uq_map_find(&host_pool, &uq_tls, 1, k, len,
 				uq_key_hash(&host_pool, 1, k, len));
 		if (!h)
@@ -280,20 +285,14 @@ static int run_probe_dep(void *ctx, uint64_t ops)
 	return 0;
 }
 
-static int run_local_dep(void *ctx, uint64_t ops)
+static int run_probe(void *ctx, uint64_t ops)
 {
-	struct ub_interner *t = *(struct ub_interner **)ctx;
-	static struct cursor c;
-	uint64_t h = 0;
-	bool created;
+	return probe_loop(ctx, ops, false);
+}
 
-	for (uint64_t i = 0; i < ops; i++) {
-		uint32_t len;
-		const uint8_t *k = next_after(&c, h, &len);
-
-		h = ub_intern_local(t, 1, k, len, &created);
-	}
-	return 0;
+static int run_probe_dep(void *ctx, uint64_t ops)
+{
+	return probe_loop(ctx, ops, true);
 }
 
 /*
