@@ -21,9 +21,9 @@
  * ix->lock instead. map->lock is held only to take the handle and the
  * record's space (and for a kernel-only entry, whose insert can fail,
  * until it is placed: what an error leaves is given back under that same
- * hold, so handles stay dense). Order of publication: the record, entries[idx]
- * (release), then the index slot or the kernel-only record (release):
- * whoever finds an entry can resolve it.
+ * hold, so handles stay dense). Order of publication: the record,
+ * entries[idx] (release), then the index slot or the kernel-only record
+ * (release): whoever finds an entry can resolve it.
  */
 #include <linux/err.h>
 #include <linux/mm.h>
@@ -177,8 +177,9 @@ static int uniqd_entry_move_kernel_only(struct uniqd_kclass *cls, u64 off)
  * lock held, ix->grow taken here for writing). index.c builds the new
  * array aside and names the entries the current one holds that are
  * kernel-only in it; each is made findable in the class's kernel-only
- * table here, and only then is the new array published. If one cannot be, the growth is given back and the current
- * array stays in use (the new entry may then be kernel-only itself).
+ * table here, and only then is the new array published. If one cannot
+ * be, the growth is given back and the current array stays in use (the
+ * new entry may then be kernel-only itself).
  */
 static void uniqd_entry_grow_index(struct uniqd_kclass *cls)
 {

@@ -410,15 +410,15 @@ static u64 uniqd_index_busy(u64 hash)
 
 /*
  * Find the entry of index hash @hash holding @data in the class's current
- * array, or (if @create) claim the first empty slot of its window for it; the caller
- * holds ix->grow for reading or ix->lock (no growth runs). A slot another
- * creator claimed with the same tag may be for the same content: wait
- * until it is filled or killed, then look at it again; so no two creators
- * place one content. What was claimed is filled (uniqd_index_fill()) or
- * killed (uniqd_index_kill()) before the lock is dropped; a killed slot
- * stays taken (it is neither empty nor a match, like a claimed one) until
- * the next growth: making it empty again would end the windows of entries
- * placed after it.
+ * array, or (if @create) claim the first empty slot of its window for it;
+ * the caller holds ix->grow for reading or ix->lock (no growth runs). A
+ * slot another creator claimed with the same tag may be for the same
+ * content: wait until it is filled or killed, then look at it again; so no
+ * two creators place one content. What was claimed is filled
+ * (uniqd_index_fill()) or killed (uniqd_index_kill()) before the lock is
+ * dropped; a killed slot stays taken (it is neither empty nor a match,
+ * like a claimed one) until the next growth: making it empty again would
+ * end the windows of entries placed after it.
  */
 enum uniqd_claim uniqd_index_claim(struct uniqd_map *m, struct uniqd_index *ix,
 				   u64 hash, u32 class_id, const void *data,

@@ -92,7 +92,8 @@ void ub_compare(struct ub_case *cases, unsigned int n, unsigned int rounds,
 			if (!ops[c])
 				continue;
 			ub_out("%s name=%s round=%u ops=%llu ns=%llu best_ps=%llu",
-			       ub_op_kind, cases[c].name, r, (unsigned long long)ops[c],
+			       ub_op_kind, cases[c].name, r,
+			       (unsigned long long)ops[c],
 			       (unsigned long long)ns[c],
 			       (unsigned long long)best[c]);
 		}
