@@ -220,55 +220,40 @@ int uniqd_entry_lookup(struct uniqd_pool *pool, struct uniqd_ekey *k)
 }
 
 /*
- * A run of keys being created, and what it charged the user quotas but has
- * not yet spent on entries: given back when the run ends.
+ * A run of keys being created, and the credit that pays for them: the
+ * caller's file's, or the run's own, closed when the run ends.
  */
 struct uniqd_erun {
 	struct uniqd_ekey *keys;
 	u32 n;
-	u64 bytes;
-	u64 entries;
+	struct uniqd_credit *cr;
 	bool edge;		/* a quota is near: one key at a time */
 };
 
 /*
- * Pay for the entry of @run->keys[@i] (a miss) out of what the run has
- * charged, charging first when that is spent: the one place where entries
- * are charged to the user quotas, which the caller's users then pay until
- * the pool dies. Charged for the misses of keys[@i..n) at once, or, at a
- * quota's edge, for keys[@i] alone, so that a run stops exactly where a
- * key at a time would. Errors: -EDQUOT, -ENOMEM.
+ * Pay for the entry of @run->keys[@i] (a miss) out of the run's credit,
+ * filling it when it cannot: the one place where entries are charged to
+ * the user quotas, which the credit's payers then pay until the pool
+ * dies. A fill charges for the misses of keys[@i..n) at once (and a file's
+ * margin beyond them), or, at a quota's edge, for keys[@i] alone, so that
+ * a run stops exactly where a key at a time would. Errors: -EDQUOT,
+ * -ENOMEM.
  */
-static int uniqd_entry_pay(struct uniqd_pool *pool, struct uniqd_erun *run,
-			   u32 i)
+static int uniqd_entry_pay(struct uniqd_erun *run, u32 i)
 {
 	u64 size = UNIQD_REC_SIZE(run->keys[i].len);
-	u64 bytes = size, count = 1;
-	int ret;
+	u64 bytes = 0, count = 0;
 	u32 j;
 
-	if (!run->entries) {
-		for (j = i + 1; !run->edge && j < run->n; j++) {
-			if (!run->keys[j].idx) {
-				bytes += UNIQD_REC_SIZE(run->keys[j].len);
-				count++;
-			}
+	if (uniqd_credit_take(run->cr, size))
+		return 0;
+	for (j = i + 1; !run->edge && j < run->n; j++) {
+		if (!run->keys[j].idx) {
+			bytes += UNIQD_REC_SIZE(run->keys[j].len);
+			count++;
 		}
-		ret = uniqd_quota_charge(pool, bytes, count, 0);
-		if (ret && count > 1) {
-			run->edge = true;
-			bytes = size;
-			count = 1;
-			ret = uniqd_quota_charge(pool, bytes, count, 0);
-		}
-		if (ret)
-			return ret;
-		run->bytes = bytes;
-		run->entries = count;
 	}
-	run->bytes -= size;
-	run->entries--;
-	return 0;
+	return uniqd_credit_fill(run->cr, size, bytes, count, &run->edge);
 }
 
 /*
@@ -330,15 +315,15 @@ static int uniqd_entry_charge(struct uniqd_pool *pool, struct uniqd_erun *run,
 		trace_uniqd_refuse(pool->id, UNIQD_LIMIT_BYTES, -EDQUOT);
 		return -EDQUOT;
 	}
-	ret = uniqd_entry_pay(pool, run, i);
+	ret = uniqd_entry_pay(run, i);
 	if (ret)
 		uniqd_pool_unreserve(pool, size);
 	return ret;
 }
 
 /*
- * Undo uniqd_entry_charge(): the payment goes back to the run, which gives
- * back what it did not spend; max_bytes only if the space went back too
+ * Undo uniqd_entry_charge(): the payment goes back into the run's credit;
+ * max_bytes only if the space went back too
  * (@back): what still takes room in the records region (sized from
  * max_bytes) stays counted.
  */
@@ -347,8 +332,7 @@ static void uniqd_entry_refund(struct uniqd_pool *pool, struct uniqd_erun *run,
 {
 	size_t size = UNIQD_REC_SIZE(run->keys[i].len);
 
-	run->bytes += size;
-	run->entries++;
+	uniqd_credit_give(run->cr, size);
 	if (back)
 		uniqd_pool_unreserve(pool, size);
 }
@@ -558,17 +542,25 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 
 /*
  * Create the keys of @keys (looked up before) that have no entry, in
- * order: INTERN's one key and INTERN_BATCH's runs alike. Stops at the
- * first error: *@done is the number of keys handled before it (all of
- * them without one). Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
+ * order: INTERN's one key and INTERN_BATCH's runs alike, paid out of @cr
+ * (the caller's file's credit, or NULL) if the caller's payers are its,
+ * else out of a credit of the run's own. Stops at the first error: *@done
+ * is the number of keys handled before it (all of them without one).
+ * Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
  */
-int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
-			   u32 n, u32 *done)
+int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_credit *cr,
+			   struct uniqd_ekey *keys, u32 n, u32 *done)
 {
-	struct uniqd_erun run = { .keys = keys, .n = n };
+	struct uniqd_erun run = { .keys = keys, .n = n, .cr = cr };
 	struct uniqd_index *held = NULL;
+	struct uniqd_credit own;
 	int ret = 0;
 	u32 i;
+
+	if (!cr || cr->pool != pool || !uniqd_credit_mine(cr)) {
+		uniqd_credit_open(&own, pool, false);
+		run.cr = &own;
+	}
 
 	for (i = 0; i < n; i++) {
 		struct uniqd_ekey *k = &keys[i];
@@ -585,8 +577,8 @@ int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 	}
 	if (held)
 		up_read(&held->grow);
-	if (run.entries)
-		uniqd_quota_uncharge(pool, run.bytes, run.entries);
+	if (run.cr == &own)
+		uniqd_credit_close(&own);
 	*done = i;
 	return ret;
 }

@@ -8,6 +8,7 @@
 
 #include <linux/types.h>
 
+struct uniqd_credit;
 struct uniqd_kclass;
 struct uniqd_map_rec;
 struct uniqd_pool;
@@ -28,8 +29,8 @@ struct uniqd_ekey {
 };
 
 int uniqd_entry_lookup(struct uniqd_pool *pool, struct uniqd_ekey *k);
-int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_ekey *keys,
-			   u32 n, u32 *done);
+int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_credit *cr,
+			   struct uniqd_ekey *keys, u32 n, u32 *done);
 void uniqd_entry_count(struct uniqd_pool *pool, const struct uniqd_ekey *k);
 
 const struct uniqd_map_rec *uniqd_resolve(struct uniqd_pool *pool, u64 handle);

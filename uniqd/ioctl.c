@@ -142,6 +142,8 @@ static int uniqd_ioc_attach(struct uniqd_file *uf, struct uniqd_pool *unused,
 	 * pool's own address_space, the one a give-back unmaps.
 	 */
 	WRITE_ONCE(uf->file->f_mapping, uniqd_map_mapping(&pool->map));
+	/* Its new entries are paid ahead by whoever attached it. */
+	uniqd_credit_open(&uf->credit, pool, true);
 	/* Set once; pairs with the acquire in uniqd_ioctl(). */
 	smp_store_release(&uf->pool, pool);
 
@@ -238,13 +240,13 @@ static int uniqd_key_read(struct uniqd_pool *pool, const struct uniqd_key *k,
  * Create the misses of the run @keys (read by uniqd_key_read()), in order,
  * and count every key handled: *@made of them, all but after an error.
  */
-static int uniqd_run_create(struct uniqd_pool *pool, struct uniqd_ekey *keys,
-			    u32 n, u32 *made)
+static int uniqd_run_create(struct uniqd_pool *pool, struct uniqd_credit *cr,
+			    struct uniqd_ekey *keys, u32 n, u32 *made)
 {
 	int ret;
 	u32 i;
 
-	ret = uniqd_entry_create_run(pool, keys, n, made);
+	ret = uniqd_entry_create_run(pool, cr, keys, n, made);
 	/* Counted once created, even if the results cannot be written. */
 	for (i = 0; i < *made; i++)
 		uniqd_entry_count(pool, &keys[i]);
@@ -255,11 +257,13 @@ static int uniqd_run_create(struct uniqd_pool *pool, struct uniqd_ekey *keys,
 #define UNIQD_KEY_ON_STACK	256
 
 /*
- * INTERN (@create) or LOOKUP of @k: a run of one key. Errors: those of
+ * INTERN (@create) or LOOKUP of @k: a run of one key, paid out of @cr (a
+ * file's credit, or NULL: entry.c). Errors: those of
  * uniqd_key_check(), -EFAULT, -ENOMEM, -ENOENT (LOOKUP miss), -EDQUOT (a
  * limit stops a new entry).
  */
-int uniqd_intern(struct uniqd_pool *pool, struct uniqd_key *k, bool create)
+int uniqd_intern(struct uniqd_pool *pool, struct uniqd_credit *cr,
+		 struct uniqd_key *k, bool create)
 {
 	u8 stack[UNIQD_KEY_ON_STACK];
 	struct uniqd_ekey e;
@@ -272,7 +276,7 @@ int uniqd_intern(struct uniqd_pool *pool, struct uniqd_key *k, bool create)
 		ret = uniqd_key_read(pool, k, create, &e, stack, sizeof(stack),
 				     &big);
 	if (!ret)
-		ret = uniqd_run_create(pool, &e, 1, &made);
+		ret = uniqd_run_create(pool, cr, &e, 1, &made);
 	kvfree(big);
 	if (ret)
 		return ret;
@@ -284,13 +288,13 @@ int uniqd_intern(struct uniqd_pool *pool, struct uniqd_key *k, bool create)
 static int uniqd_ioc_intern(struct uniqd_file *uf, struct uniqd_pool *pool,
 			    void *arg)
 {
-	return uniqd_intern(pool, arg, true);
+	return uniqd_intern(pool, &uf->credit, arg, true);
 }
 
 static int uniqd_ioc_lookup(struct uniqd_file *uf, struct uniqd_pool *pool,
 			    void *arg)
 {
-	return uniqd_intern(pool, arg, false);
+	return uniqd_intern(pool, NULL, arg, false);
 }
 
 /*
@@ -426,7 +430,7 @@ static int uniqd_ioc_batch(struct uniqd_file *uf, struct uniqd_pool *pool,
 		run->big = NULL;
 		n = uniqd_run_read(pool, b, run, &err);
 		/* Its misses, created in order; stops at the first error. */
-		cerr = uniqd_run_create(pool, run->keys, n, &made);
+		cerr = uniqd_run_create(pool, &uf->credit, run->keys, n, &made);
 		for (i = 0; i < made; i++)
 			b->created += run->keys[i].created;
 		for (i = 0; i < made; i++) {

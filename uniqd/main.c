@@ -39,6 +39,8 @@ static int uniqd_release(struct inode *inode, struct file *file)
 
 	if (uf->pool) {
 		trace_uniqd_detach(uf->pool->id);
+		/* What it paid ahead goes back before the pool can die. */
+		uniqd_credit_close(&uf->credit);
 		uniqd_pool_put(uf->pool);
 	}
 	mutex_destroy(&uf->attach_lock);

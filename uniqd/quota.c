@@ -19,6 +19,8 @@
 #include <linux/cred.h>
 #include <linux/hashtable.h>
 #include <linux/lockdep.h>
+#include <linux/minmax.h>
+#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uidgid.h>
@@ -49,6 +51,24 @@ struct uniqd_user {
 static DEFINE_SPINLOCK(uniqd_quota_lock);
 static DEFINE_HASHTABLE(uniqd_users, 6);
 
+/*
+ * uniqd_credits_mutex guards uniqd_credits, the files' credits, and
+ * serialises every fill of a credit with every take-back of all of them
+ * (uniqd_credits_drain()): a refusal decided under it, after a drain, sees
+ * no quota held by a credit but what calls in flight took from one. Under
+ * it: uniqd_quota_lock only (design.rst, "Locking").
+ */
+static DEFINE_MUTEX(uniqd_credits_mutex);
+static LIST_HEAD(uniqd_credits);
+
+/* A credit's left: entries above UNIQD_CREDIT_SHIFT, bytes below. */
+#define UNIQD_CREDIT_SHIFT	44
+#define UNIQD_CREDIT_ONE	(1ULL << UNIQD_CREDIT_SHIFT)
+#define UNIQD_CREDIT_BYTES	(UNIQD_CREDIT_ONE - 1)
+/* What a file's credit is charged ahead beyond its run: entries, bytes. */
+#define UNIQD_CREDIT_AHEAD	64U
+#define UNIQD_CREDIT_AHEAD_MAX	(64ULL << 10)
+
 /* The caller and the owners of its user namespaces: 32 levels at most. */
 #define UNIQD_PAYERS_MAX	34
 
@@ -61,22 +81,29 @@ static bool uniqd_kuid_in(const kuid_t *uids, unsigned int n, kuid_t uid)
 }
 
 /*
- * Who pays for the current call: its fsuid (the uid that owns what it
- * creates), then the owner of its user namespace, of that one's parent, up
- * to (not including) the initial one. current's cred pins the chain.
+ * Who pays for what @fsuid creates from @ns: @fsuid, then the owner of @ns,
+ * of its parent, up to (not including) the initial one. The chain is
+ * pinned by the caller's cred, or by a file credit's reference on @ns.
  */
-static unsigned int uniqd_payers(kuid_t *uids)
+static unsigned int uniqd_payers_of(kuid_t fsuid,
+				    const struct user_namespace *ns,
+				    kuid_t *uids)
 {
-	const struct cred *cred = current_cred();
-	const struct user_namespace *ns;
 	unsigned int n = 0;
 
-	uids[n++] = cred->fsuid;
-	for (ns = cred->user_ns; ns != &init_user_ns && n < UNIQD_PAYERS_MAX;
-	     ns = ns->parent)
+	uids[n++] = fsuid;
+	for (; ns != &init_user_ns && n < UNIQD_PAYERS_MAX; ns = ns->parent)
 		if (!uniqd_kuid_in(uids, n, ns->owner))
 			uids[n++] = ns->owner;
 	return n;
+}
+
+/* Who pays for the current call: its fsuid, the uid that owns what it makes. */
+static unsigned int uniqd_payers(kuid_t *uids)
+{
+	const struct cred *cred = current_cred();
+
+	return uniqd_payers_of(cred->fsuid, cred->user_ns, uids);
 }
 
 static struct uniqd_user *uniqd_user_find(kuid_t uid)
@@ -153,17 +180,17 @@ static int uniqd_user_over(const struct uniqd_user *u, u64 bytes,
 }
 
 /*
- * Charge the current caller's payers for @pool's growth by @bytes, @entries
- * and @pools: all of them or none. -EDQUOT when one of them would pass a
- * quota, -ENOMEM.
+ * Charge the @n payers @uids for @pool's growth by @bytes, @entries and
+ * @pools: all of them or none. -EDQUOT (the UNIQD_LIMIT_* passed in *@over)
+ * when one of them would pass a quota, -ENOMEM.
  */
-int uniqd_quota_charge(struct uniqd_pool *pool, u64 bytes, u64 entries,
-		       u32 pools)
+static int uniqd_charge_payers(struct uniqd_pool *pool, const kuid_t *uids,
+			       unsigned int n, u64 bytes, u64 entries,
+			       u32 pools, int *over)
 {
 	struct uniqd_charge *c[UNIQD_PAYERS_MAX];
-	kuid_t uids[UNIQD_PAYERS_MAX];
-	unsigned int i, n = uniqd_payers(uids);
-	int ret, over;
+	unsigned int i;
+	int ret;
 
 again:
 	spin_lock(&uniqd_quota_lock);
@@ -176,10 +203,9 @@ again:
 				return ret;
 			goto again;
 		}
-		over = uniqd_user_over(c[i]->user, bytes, entries, pools);
-		if (over) {
+		*over = uniqd_user_over(c[i]->user, bytes, entries, pools);
+		if (*over) {
 			spin_unlock(&uniqd_quota_lock);
-			trace_uniqd_refuse(pool->id, over, -EDQUOT);
 			return -EDQUOT;
 		}
 	}
@@ -195,13 +221,15 @@ again:
 	return 0;
 }
 
-/* Undo a uniqd_quota_charge() of the same call that grew nothing after all. */
-void uniqd_quota_uncharge(struct uniqd_pool *pool, u64 bytes, u64 entries)
+/* Undo a charge of the same payers to @pool. */
+static void uniqd_uncharge_payers(struct uniqd_pool *pool, const kuid_t *uids,
+				  unsigned int n, u64 bytes, u64 entries)
 {
-	kuid_t uids[UNIQD_PAYERS_MAX];
-	unsigned int i, n = uniqd_payers(uids);
 	struct uniqd_charge *c;
+	unsigned int i;
 
+	if (!bytes && !entries)
+		return;
 	spin_lock(&uniqd_quota_lock);
 	for (i = 0; i < n; i++) {
 		c = uniqd_charge_find(pool, uids[i]);
@@ -213,6 +241,201 @@ void uniqd_quota_uncharge(struct uniqd_pool *pool, u64 bytes, u64 entries)
 		c->user->entries -= entries;
 	}
 	spin_unlock(&uniqd_quota_lock);
+}
+
+/* Give back what is left in @cr to its payers: it holds nothing after. */
+static void uniqd_credit_return(struct uniqd_credit *cr)
+{
+	kuid_t uids[UNIQD_PAYERS_MAX];
+	u64 left = atomic64_xchg(&cr->left, 0);
+	unsigned int n;
+
+	if (!left)
+		return;
+	n = uniqd_payers_of(cr->fsuid, cr->user_ns, uids);
+	uniqd_uncharge_payers(cr->pool, uids, n, left & UNIQD_CREDIT_BYTES,
+			      left >> UNIQD_CREDIT_SHIFT);
+}
+
+/*
+ * Take every file's credit back, before a refusal (the memory cgroup's
+ * drain_all_stock()): EDQUOT then means the quota is spent. A call that
+ * took from a credit before may still give that back into it after.
+ */
+static void uniqd_credits_drain(void)
+{
+	struct uniqd_credit *cr;
+
+	lockdep_assert_held(&uniqd_credits_mutex);
+	list_for_each_entry(cr, &uniqd_credits, node)
+		uniqd_credit_return(cr);
+}
+
+/*
+ * Charge @uids exactly: when a quota of bytes or entries refuses, take
+ * every credit back and try once more, with no credit filled in between.
+ */
+static int uniqd_charge_exact(struct uniqd_pool *pool, const kuid_t *uids,
+			      unsigned int n, u64 bytes, u64 entries,
+			      u32 pools)
+{
+	int ret, over = 0;
+
+	ret = uniqd_charge_payers(pool, uids, n, bytes, entries, pools, &over);
+	if (ret == -EDQUOT && over != UNIQD_LIMIT_USER_POOLS) {
+		mutex_lock(&uniqd_credits_mutex);
+		uniqd_credits_drain();
+		ret = uniqd_charge_payers(pool, uids, n, bytes, entries, pools,
+					  &over);
+		mutex_unlock(&uniqd_credits_mutex);
+	}
+	if (ret == -EDQUOT)
+		trace_uniqd_refuse(pool->id, over, ret);
+	return ret;
+}
+
+/*
+ * Charge the current caller's payers for @pool's growth by @bytes, @entries
+ * and @pools: all of them or none. -EDQUOT when one of them would pass a
+ * quota, -ENOMEM.
+ */
+int uniqd_quota_charge(struct uniqd_pool *pool, u64 bytes, u64 entries,
+		       u32 pools)
+{
+	kuid_t uids[UNIQD_PAYERS_MAX];
+	unsigned int n = uniqd_payers(uids);
+
+	return uniqd_charge_exact(pool, uids, n, bytes, entries, pools);
+}
+
+/* Undo a uniqd_quota_charge() of the same call that grew nothing after all. */
+void uniqd_quota_uncharge(struct uniqd_pool *pool, u64 bytes, u64 entries)
+{
+	kuid_t uids[UNIQD_PAYERS_MAX];
+	unsigned int n = uniqd_payers(uids);
+
+	uniqd_uncharge_payers(pool, uids, n, bytes, entries);
+}
+
+/*
+ * A credit for new entries of @pool, paid by the current caller's payers:
+ * a @file's (ATTACH; on uniqd_credits, paying ahead of its runs until it
+ * is closed at release) or a call's own (its run's, closed at its end).
+ */
+void uniqd_credit_open(struct uniqd_credit *cr, struct uniqd_pool *pool,
+		       bool file)
+{
+	const struct cred *cred = current_cred();
+
+	atomic64_set(&cr->left, 0);
+	cr->pool = pool;
+	cr->fsuid = cred->fsuid;
+	cr->user_ns = cred->user_ns;
+	cr->ahead = file;
+	INIT_LIST_HEAD(&cr->node);
+	if (!file)
+		return;
+	get_user_ns(cr->user_ns);
+	mutex_lock(&uniqd_credits_mutex);
+	list_add(&cr->node, &uniqd_credits);
+	mutex_unlock(&uniqd_credits_mutex);
+}
+
+/* Give back what @cr holds; before its pool can die. */
+void uniqd_credit_close(struct uniqd_credit *cr)
+{
+	if (cr->ahead) {
+		mutex_lock(&uniqd_credits_mutex);
+		list_del_init(&cr->node);
+		mutex_unlock(&uniqd_credits_mutex);
+	}
+	uniqd_credit_return(cr);
+	if (cr->ahead)
+		put_user_ns(cr->user_ns);
+}
+
+/* The current caller's payers are @cr's: it may spend it. */
+bool uniqd_credit_mine(const struct uniqd_credit *cr)
+{
+	const struct cred *cred = current_cred();
+
+	return uid_eq(cred->fsuid, cr->fsuid) && cred->user_ns == cr->user_ns;
+}
+
+/* Pay for one entry of @size bytes out of @cr, if it holds so much. */
+bool uniqd_credit_take(struct uniqd_credit *cr, u64 size)
+{
+	s64 old = atomic64_read(&cr->left);
+
+	do {
+		if ((u64)old < UNIQD_CREDIT_ONE ||
+		    (old & UNIQD_CREDIT_BYTES) < size)
+			return false;
+	} while (!atomic64_try_cmpxchg(&cr->left, &old,
+				       old - UNIQD_CREDIT_ONE - size));
+	return true;
+}
+
+/*
+ * Give an entry of @size bytes, taken from @cr by the same call, back: it
+ * was made by another creator, or not at all. Bounded: it only returns
+ * what a take or a fill of this call took out.
+ */
+void uniqd_credit_give(struct uniqd_credit *cr, u64 size)
+{
+	atomic64_add(UNIQD_CREDIT_ONE + size, &cr->left);
+}
+
+/*
+ * Pay for one entry of @size bytes that @cr cannot pay, and charge @cr
+ * ahead for @entries more of @bytes in all (the rest of the run), plus a
+ * file's own margin: what @cr still holds counts toward it. At a quota's
+ * edge (*@edge, set here when the charge ahead is refused), this entry
+ * alone is charged, after every credit is taken back, so that a run stops
+ * exactly where a key at a time would. -EDQUOT, -ENOMEM.
+ */
+int uniqd_credit_fill(struct uniqd_credit *cr, u64 size, u64 bytes,
+		      u64 entries, bool *edge)
+{
+	kuid_t uids[UNIQD_PAYERS_MAX];
+	unsigned int n = uniqd_payers_of(cr->fsuid, cr->user_ns, uids);
+	u64 left, lb, le, cb, ce;
+	int ret, over = 0;
+
+	if (*edge || (!entries && !cr->ahead))
+		return uniqd_charge_exact(cr->pool, uids, n, size, 1, 0);
+	if (cr->ahead) {
+		bytes += min_t(u64, size * UNIQD_CREDIT_AHEAD,
+			       UNIQD_CREDIT_AHEAD_MAX);
+		entries += UNIQD_CREDIT_AHEAD;
+	}
+	bytes += size;
+	entries++;
+
+	mutex_lock(&uniqd_credits_mutex);
+	left = atomic64_xchg(&cr->left, 0);
+	lb = left & UNIQD_CREDIT_BYTES;
+	le = left >> UNIQD_CREDIT_SHIFT;
+	cb = bytes > lb ? bytes - lb : 0;
+	ce = entries > le ? entries - le : 0;
+	ret = uniqd_charge_payers(cr->pool, uids, n, cb, ce, 0, &over);
+	if (!ret) {
+		/* What was left, and the charge, less this entry. */
+		atomic64_add((le + ce - 1) << UNIQD_CREDIT_SHIFT |
+			     (lb + cb - size), &cr->left);
+	} else if (ret == -EDQUOT) {
+		*edge = true;
+		uniqd_uncharge_payers(cr->pool, uids, n, lb, le);
+		uniqd_credits_drain();
+		ret = uniqd_charge_payers(cr->pool, uids, n, size, 1, 0,
+					  &over);
+		if (ret == -EDQUOT)
+			trace_uniqd_refuse(cr->pool->id, over, ret);
+	} else {
+		atomic64_add(left, &cr->left);
+	}
+	mutex_unlock(&uniqd_credits_mutex);
+	return ret;
 }
 
 /* The pool dies: give back everything it charged, to everyone. */

@@ -6,11 +6,14 @@
 #ifndef UNIQD_QUOTA_H
 #define UNIQD_QUOTA_H
 
+#include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 
 struct uniqd_pool;
 struct uniqd_user;
+struct user_namespace;
 
 /*
  * What one pool charged one user: given back when the pool dies. On
@@ -23,6 +26,38 @@ struct uniqd_charge {
 	u64 entries;
 	u32 pools;
 };
+
+/*
+ * Quota paid ahead for new entries of one pool (design.rst, "Per-user
+ * quotas"): charged to the payers of fsuid and user_ns, which never
+ * change, and spent only by calls whose payers are the same. A file's
+ * credit (uf->credit) is opened at ATTACH, on uniqd_credits, and closed at
+ * release; a call whose payers are not its file's uses a credit of its
+ * own for its run, closed at the run's end.
+ */
+struct uniqd_credit {
+	/*
+	 * What is left, entries above bytes (quota.c): spent with a
+	 * compare-and-swap and no lock, filled under uniqd_credits_mutex,
+	 * taken back whole with an exchange.
+	 */
+	atomic64_t left;
+	struct uniqd_pool *pool;
+	kuid_t fsuid;
+	struct user_namespace *user_ns;	/* pinned while on the list */
+	/* On uniqd_credits, under uniqd_credits_mutex; empty: a call's own. */
+	struct list_head node;
+	bool ahead;			/* a file's: pays ahead of its run */
+};
+
+void uniqd_credit_open(struct uniqd_credit *cr, struct uniqd_pool *pool,
+		       bool file);
+void uniqd_credit_close(struct uniqd_credit *cr);
+bool uniqd_credit_mine(const struct uniqd_credit *cr);
+bool uniqd_credit_take(struct uniqd_credit *cr, u64 size);
+void uniqd_credit_give(struct uniqd_credit *cr, u64 size);
+int uniqd_credit_fill(struct uniqd_credit *cr, u64 size, u64 bytes,
+		      u64 entries, bool *edge);
 
 int uniqd_quota_charge(struct uniqd_pool *pool, u64 bytes, u64 entries,
 		       u32 pools);

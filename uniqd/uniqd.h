@@ -11,6 +11,7 @@
 #include <uapi/linux/uniqd.h>
 
 #include "map.h"
+#include "quota.h"
 
 struct file;
 struct uniqd_pool;
@@ -29,6 +30,8 @@ struct uniqd_file {
 	struct mutex attach_lock;
 	/* Its f_mapping becomes the pool's at ATTACH (uniqd_map_mapping()). */
 	struct file *file;
+	/* Quota paid ahead for its new entries: opened at ATTACH (quota.h). */
+	struct uniqd_credit credit;
 };
 
 /* Module parameters (params.c), read-only after load... */
@@ -60,6 +63,7 @@ extern unsigned long long uniqd_max_user_entries;
 int uniqd_params_check(void);
 
 long uniqd_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
-int uniqd_intern(struct uniqd_pool *pool, struct uniqd_key *k, bool create);
+int uniqd_intern(struct uniqd_pool *pool, struct uniqd_credit *cr,
+		 struct uniqd_key *k, bool create);
 
 #endif /* UNIQD_UNIQD_H */

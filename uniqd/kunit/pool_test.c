@@ -8,6 +8,7 @@
  */
 #include <kunit/test.h>
 #include <linux/atomic.h>
+#include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
@@ -117,7 +118,7 @@ static int uk_intern_user(const void __user *udata, struct uniqd_pool *pool,
 	int ret;
 
 	*created = false;
-	ret = uniqd_intern(pool, &k, create);
+	ret = uniqd_intern(pool, NULL, &k, create);
 	if (ret)
 		return ret;
 	*handle = k.handle;
@@ -280,6 +281,157 @@ static void pool_max_user_pools(struct kunit *test)
 	kunit_release_action(test, uk_pool_put, a);
 	KUNIT_EXPECT_EQ(test, uk_attach(test, "user-c", 0, 0, 0, 0, &p, &created),
 			0);
+}
+
+static unsigned long long uk_saved_max_user_entries;
+
+static void uk_restore_max_user_entries(void *unused)
+{
+	uniqd_max_user_entries = uk_saved_max_user_entries;
+}
+
+static void uk_credit_close(void *cr)
+{
+	uniqd_credit_close(cr);
+}
+
+/* A file's credit for @pool, closed before the pool is put. */
+static struct uniqd_credit *uk_credit(struct kunit *test,
+				      struct uniqd_pool *pool)
+{
+	struct uniqd_credit *cr = kunit_kzalloc(test, sizeof(*cr), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, cr);
+	uniqd_credit_open(cr, pool, true);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, uk_credit_close,
+							cr), 0);
+	return cr;
+}
+
+/* INTERN up to @max new keys "<tag>.<k>" through @cr, until an error. */
+static u32 uk_fill(struct kunit *test, void __user *ubuf,
+		   struct uniqd_pool *pool, struct uniqd_credit *cr,
+		   struct uniqd_kclass *cls, char tag, u32 max, int *err)
+{
+	struct uniqd_key k = { .class_id = cls->id };
+	char key[80];
+	u32 n;
+
+	*err = 0;
+	for (n = 0; n < max; n++) {
+		k.len = scnprintf(key, sizeof(key), "%c.%u", tag, n);
+		if (copy_to_user(ubuf, key, k.len)) {
+			*err = -EFAULT;
+			break;
+		}
+		k.data = (u64)(uintptr_t)ubuf;
+		*err = uniqd_intern(pool, cr, &k, true);
+		if (*err)
+			break;
+	}
+	return n;
+}
+
+/*
+ * A file's credit pays ahead, and the quota it holds is taken back before
+ * anyone is refused: what a user can add is the same with credits open as
+ * without, to the entry, through the credit or beside it.
+ */
+static void quota_credit_exact(struct kunit *test)
+{
+	struct uniqd_pool *a = uk_pool(test, "credit-a", 0, 0, 0);
+	struct uniqd_pool *b = uk_pool(test, "credit-b", 0, 0, 0);
+	struct uniqd_kclass *ca = uk_class(test, a, "c");
+	struct uniqd_kclass *cb = uk_class(test, b, "c");
+	void __user *ubuf = uk_user_buf(test);
+	struct uniqd_credit *cr;
+	int err;
+
+	uk_saved_max_user_entries = uniqd_max_user_entries;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							uk_restore_max_user_entries,
+							NULL), 0);
+	uniqd_max_user_entries = 300;
+
+	KUNIT_EXPECT_EQ(test, uk_fill(test, ubuf, a, NULL, ca, 'x', 1000, &err),
+			300U);
+	KUNIT_EXPECT_EQ(test, err, -EDQUOT);
+	kunit_release_action(test, uk_pool_put, a);
+
+	/* One key through b's credit: paid, and more paid ahead. */
+	cr = uk_credit(test, b);
+	KUNIT_EXPECT_EQ(test, uk_fill(test, ubuf, b, cr, cb, 'y', 1, &err), 1U);
+	KUNIT_EXPECT_NE(test, atomic64_read(&cr->left), 0LL);
+	/* Beside it: refused at the quota exactly, the credit taken back. */
+	a = uk_pool(test, "credit-a", 0, 0, 0);
+	ca = uk_class(test, a, "c");
+	KUNIT_EXPECT_EQ(test, uk_fill(test, ubuf, a, NULL, ca, 'x', 1000, &err),
+			299U);
+	KUNIT_EXPECT_EQ(test, err, -EDQUOT);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&cr->left), 0LL);
+	KUNIT_EXPECT_EQ(test, uk_fill(test, ubuf, b, cr, cb, 'z', 1000, &err),
+			0U);
+	KUNIT_EXPECT_EQ(test, err, -EDQUOT);
+
+	/* Through it: stops at the quota exactly, holding nothing after. */
+	kunit_release_action(test, uk_pool_put, a);
+	KUNIT_EXPECT_EQ(test, uk_fill(test, ubuf, b, cr, cb, 'z', 1000, &err),
+			299U);
+	KUNIT_EXPECT_EQ(test, err, -EDQUOT);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&cr->left), 0LL);
+	KUNIT_EXPECT_EQ(test, uk_stats(b).entries, 300ULL);
+
+	/* Closed, then b gone: the whole quota is back. */
+	kunit_release_action(test, uk_credit_close, cr);
+	kunit_release_action(test, uk_pool_put, b);
+	a = uk_pool(test, "credit-a", 0, 0, 0);
+	ca = uk_class(test, a, "c");
+	KUNIT_EXPECT_EQ(test, uk_fill(test, ubuf, a, NULL, ca, 'x', 1000, &err),
+			300U);
+	KUNIT_EXPECT_EQ(test, err, -EDQUOT);
+}
+
+/*
+ * A file's credit is spent only by calls whose payers paid it: another
+ * fsuid on the same file pays for itself, and is refused at its own quota.
+ */
+static void quota_credit_payers(struct kunit *test)
+{
+	struct uniqd_pool *a = uk_pool(test, "credit-a", 0, 0, 0);
+	struct uniqd_kclass *ca = uk_class(test, a, "c");
+	void __user *ubuf = uk_user_buf(test);
+	const struct cred *old;
+	struct uniqd_credit *cr;
+	struct cred *other;
+	s64 left;
+	int err;
+
+	uk_saved_max_user_entries = uniqd_max_user_entries;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							uk_restore_max_user_entries,
+							NULL), 0);
+	uniqd_max_user_entries = 100;
+	cr = uk_credit(test, a);
+	KUNIT_EXPECT_EQ(test, uk_fill(test, ubuf, a, cr, ca, 'x', 1, &err), 1U);
+	left = atomic64_read(&cr->left);
+	KUNIT_EXPECT_NE(test, left, 0LL);
+
+	other = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	other->fsuid = KUIDT_INIT(4321);
+	old = override_creds(other);
+	KUNIT_EXPECT_FALSE(test, uniqd_credit_mine(cr));
+	KUNIT_EXPECT_EQ(test, uk_fill(test, ubuf, a, cr, ca, 'o', 1000, &err),
+			100U);
+	KUNIT_EXPECT_EQ(test, err, -EDQUOT);
+	revert_creds(old);
+	put_cred(other);
+	/* Neither spent nor taken back: another user's refusal. */
+	KUNIT_EXPECT_EQ(test, atomic64_read(&cr->left), left);
+	KUNIT_EXPECT_TRUE(test, uniqd_credit_mine(cr));
+	KUNIT_EXPECT_EQ(test, uk_fill(test, ubuf, a, cr, ca, 'x', 1000, &err),
+			100U);
+	KUNIT_EXPECT_EQ(test, err, -EDQUOT);
 }
 
 /* ---- classes: level 1 --------------------------------------------------- */
@@ -1227,6 +1379,8 @@ static struct kunit_case uniqd_pool_cases[] = {
 	KUNIT_CASE(pool_ids),
 	KUNIT_CASE(pool_max_pools),
 	KUNIT_CASE(pool_max_user_pools),
+	KUNIT_CASE(quota_credit_exact),
+	KUNIT_CASE(quota_credit_payers),
 	KUNIT_CASE(class_register_lookup),
 	KUNIT_CASE(class_level1_growth),
 	KUNIT_CASE(class_limit_max_classes),
