@@ -14,6 +14,7 @@
 #include <linux/sysfs.h>
 
 #include "blake3/blake3_shash.h"
+#include "quota.h"
 #include "uniqd.h"
 
 char *uniqd_blake3_impl_param = "auto";
@@ -30,7 +31,9 @@ MODULE_PARM_DESC(max_pools, "Pools that may exist at once (1..65536, default 102
  * (/sys/module/uniqd/parameters/, 0644). A write is parsed and checked
  * against the parameter's bounds before it is stored; quota.c reads each
  * with READ_ONCE() once per check. A quota lowered below what a user holds
- * refuses that user's growth until enough of its pools are gone.
+ * refuses that user's growth until enough of its pools are gone; what
+ * files paid ahead is taken back at each write (uniqd_credits_return()),
+ * so the new quota holds from the next entry on.
  *
  * A bound that is another parameter (max_user_pools <= max_pools) is
  * checked by uniqd_params_check() at load, once every argument of insmod is
@@ -66,6 +69,8 @@ static int uniqd_bounded_set(const char *buf, const struct kernel_param *kp)
 		WRITE_ONCE(*(unsigned int *)b->val, v);
 	else
 		WRITE_ONCE(*(unsigned long long *)b->val, v);
+	if (uniqd_params_live)
+		uniqd_credits_return();
 	return 0;
 }
 

@@ -11,7 +11,10 @@
  * module, so uniqd keeps its own per-kuid counters here. Each pool records
  * what it charged to whom (pool->charges) and gives all of it back when it
  * dies: whoever made a shared pool grow pays for that growth until the pool
- * is gone (Documentation/design.rst, "Per-user quotas").
+ * is gone (Documentation/design.rst, "Per-user quotas"). New entries are
+ * paid out of credits charged ahead (struct uniqd_credit), every one of
+ * which is taken back before a quota refuses anyone, so refusals stay
+ * exact.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -181,12 +184,12 @@ static int uniqd_user_over(const struct uniqd_user *u, u64 bytes,
 
 /*
  * Charge the @n payers @uids for @pool's growth by @bytes, @entries and
- * @pools: all of them or none. -EDQUOT (the UNIQD_LIMIT_* passed in *@over)
- * when one of them would pass a quota, -ENOMEM.
+ * @pools: all of them or none. -EDQUOT (the UNIQD_LIMIT_* passed in *@over,
+ * by the payer *@who) when one of them would pass a quota, -ENOMEM.
  */
 static int uniqd_charge_payers(struct uniqd_pool *pool, const kuid_t *uids,
 			       unsigned int n, u64 bytes, u64 entries,
-			       u32 pools, int *over)
+			       u32 pools, int *over, kuid_t *who)
 {
 	struct uniqd_charge *c[UNIQD_PAYERS_MAX];
 	unsigned int i;
@@ -205,6 +208,7 @@ again:
 		}
 		*over = uniqd_user_over(c[i]->user, bytes, entries, pools);
 		if (*over) {
+			*who = uids[i];
 			spin_unlock(&uniqd_quota_lock);
 			return -EDQUOT;
 		}
@@ -257,11 +261,7 @@ static void uniqd_credit_return(struct uniqd_credit *cr)
 			      left >> UNIQD_CREDIT_SHIFT);
 }
 
-/*
- * Take every file's credit back, before a refusal (the memory cgroup's
- * drain_all_stock()): EDQUOT then means the quota is spent. A call that
- * took from a credit before may still give that back into it after.
- */
+/* Take every file's credit back. */
 static void uniqd_credits_drain(void)
 {
 	struct uniqd_credit *cr;
@@ -272,21 +272,75 @@ static void uniqd_credits_drain(void)
 }
 
 /*
- * Charge @uids exactly: when a quota of bytes or entries refuses, take
- * every credit back and try once more, with no credit filled in between.
+ * Take back every file's credit that @who pays for, before a refusal (the
+ * memory cgroup's drain_all_stock(), for one user): EDQUOT then means
+ * @who's quota is spent. A call that took from a credit before may still
+ * give that back into it after.
+ */
+static void uniqd_credits_drain_for(kuid_t who)
+{
+	kuid_t uids[UNIQD_PAYERS_MAX];
+	struct uniqd_credit *cr;
+	unsigned int n;
+
+	lockdep_assert_held(&uniqd_credits_mutex);
+	list_for_each_entry(cr, &uniqd_credits, node) {
+		if (!atomic64_read(&cr->left))
+			continue;
+		n = uniqd_payers_of(cr->fsuid, cr->user_ns, uids);
+		if (uniqd_kuid_in(uids, n, who))
+			uniqd_credit_return(cr);
+	}
+}
+
+/*
+ * Charge @uids @bytes and @entries (uniqd_credits_mutex held), taking back
+ * the credits of each payer a quota refuses before trying again: at most
+ * once a payer, as no credit is filled meanwhile.
+ */
+static int uniqd_charge_drained(struct uniqd_pool *pool, const kuid_t *uids,
+				unsigned int n, u64 bytes, u64 entries,
+				int *over)
+{
+	unsigned int tries;
+	kuid_t who;
+	int ret;
+
+	lockdep_assert_held(&uniqd_credits_mutex);
+	for (tries = 0;; tries++) {
+		ret = uniqd_charge_payers(pool, uids, n, bytes, entries, 0,
+					  over, &who);
+		if (ret != -EDQUOT || tries == n)
+			return ret;
+		uniqd_credits_drain_for(who);
+	}
+}
+
+/* A quota was written: what was paid ahead under the old one goes back. */
+void uniqd_credits_return(void)
+{
+	mutex_lock(&uniqd_credits_mutex);
+	uniqd_credits_drain();
+	mutex_unlock(&uniqd_credits_mutex);
+}
+
+/*
+ * Charge @uids exactly: when a quota of bytes or entries refuses, take the
+ * refused payers' credits back and try again, with no credit filled in
+ * between. (Credits hold no pools: a pool's charge is refused at once.)
  */
 static int uniqd_charge_exact(struct uniqd_pool *pool, const kuid_t *uids,
 			      unsigned int n, u64 bytes, u64 entries,
 			      u32 pools)
 {
 	int ret, over = 0;
+	kuid_t who;
 
-	ret = uniqd_charge_payers(pool, uids, n, bytes, entries, pools, &over);
-	if (ret == -EDQUOT && over != UNIQD_LIMIT_USER_POOLS) {
+	ret = uniqd_charge_payers(pool, uids, n, bytes, entries, pools, &over,
+				  &who);
+	if (ret == -EDQUOT && !pools) {
 		mutex_lock(&uniqd_credits_mutex);
-		uniqd_credits_drain();
-		ret = uniqd_charge_payers(pool, uids, n, bytes, entries, pools,
-					  &over);
+		ret = uniqd_charge_drained(pool, uids, n, bytes, entries, &over);
 		mutex_unlock(&uniqd_credits_mutex);
 	}
 	if (ret == -EDQUOT)
@@ -401,6 +455,7 @@ int uniqd_credit_fill(struct uniqd_credit *cr, u64 size, u64 bytes,
 	unsigned int n = uniqd_payers_of(cr->fsuid, cr->user_ns, uids);
 	u64 left, lb, le, cb, ce;
 	int ret, over = 0;
+	kuid_t who;
 
 	if (*edge || (!entries && !cr->ahead))
 		return uniqd_charge_exact(cr->pool, uids, n, size, 1, 0);
@@ -418,7 +473,7 @@ int uniqd_credit_fill(struct uniqd_credit *cr, u64 size, u64 bytes,
 	le = left >> UNIQD_CREDIT_SHIFT;
 	cb = bytes > lb ? bytes - lb : 0;
 	ce = entries > le ? entries - le : 0;
-	ret = uniqd_charge_payers(cr->pool, uids, n, cb, ce, 0, &over);
+	ret = uniqd_charge_payers(cr->pool, uids, n, cb, ce, 0, &over, &who);
 	if (!ret) {
 		/* What was left, and the charge, less this entry. */
 		atomic64_add((le + ce - 1) << UNIQD_CREDIT_SHIFT |
@@ -426,9 +481,7 @@ int uniqd_credit_fill(struct uniqd_credit *cr, u64 size, u64 bytes,
 	} else if (ret == -EDQUOT) {
 		*edge = true;
 		uniqd_uncharge_payers(cr->pool, uids, n, lb, le);
-		uniqd_credits_drain();
-		ret = uniqd_charge_payers(cr->pool, uids, n, size, 1, 0,
-					  &over);
+		ret = uniqd_charge_drained(cr->pool, uids, n, size, 1, &over);
 		if (ret == -EDQUOT)
 			trace_uniqd_refuse(cr->pool->id, over, ret);
 	} else {

@@ -58,6 +58,7 @@ bool uniqd_credit_take(struct uniqd_credit *cr, u64 size);
 void uniqd_credit_give(struct uniqd_credit *cr, u64 size);
 int uniqd_credit_fill(struct uniqd_credit *cr, u64 size, u64 bytes,
 		      u64 entries, bool *edge);
+void uniqd_credits_return(void);
 
 int uniqd_quota_charge(struct uniqd_pool *pool, u64 bytes, u64 entries,
 		       u32 pools);
