@@ -269,6 +269,45 @@ int main(void)
 		CHECK_OK(param_set("max_user_entries", saved_entries));
 	}
 
+	th_case("entries: exact with the user's other files open, and a lowered quota holds at once") {
+		int fd;
+
+		CHECK_OK(param_set_u("max_user_entries", 1000));
+		fa = pool_as(1000, "q-a", UNIQD_ATTACH_NEW);
+		CHECK(fa >= 0 && !class_as(1000, fa), "pool of 1000");
+		n = fill_as(1000, fa, "a", 0, 1, &err);
+		CHECK(n == 1 && !err, "one key: %d, %s", n, strerror(err));
+		/* Another file of the same user: refused only at the quota. */
+		fd = pool_as(1000, "q-d", UNIQD_ATTACH_NEW);
+		CHECK(fd >= 0 && !class_as(1000, fd), "second pool of 1000");
+		n = fill_as(1000, fd, "d", 0, 2000, &err);
+		CHECK(n == 999 && err == EDQUOT, "beside it: %d entries, then %s",
+		      n, strerror(err));
+		n = fill_as(1000, fa, "a", 0, 2000, &err);
+		CHECK(n == 1 && err == EDQUOT, "the first file: %d, then %s", n,
+		      strerror(err));
+		close(fd);
+		n = fill_as(1000, fa, "a", 0, 2000, &err);
+		CHECK(n == 1000 && err == EDQUOT, "the second closed: %d, then %s",
+		      n, strerror(err));
+		close(fa);
+		/* Lowered below what the user holds: refused from the next key. */
+		fa = pool_as(1000, "q-a", UNIQD_ATTACH_NEW);
+		CHECK(fa >= 0 && !class_as(1000, fa), "pool of 1000 again");
+		n = fill_as(1000, fa, "a", 0, 2, &err);
+		CHECK(n == 2 && !err, "two keys: %d, %s", n, strerror(err));
+		CHECK_OK(param_set_u("max_user_entries", 1));
+		n = fill_as(1000, fa, "n", 0, 10, &err);
+		CHECK(n == 0 && err == EDQUOT, "lowered to 1: %d, then %s", n,
+		      strerror(err));
+		CHECK_OK(param_set_u("max_user_entries", 3));
+		n = fill_as(1000, fa, "n", 0, 10, &err);
+		CHECK(n == 1 && err == EDQUOT, "raised to 3: %d, then %s", n,
+		      strerror(err));
+		close(fa);
+		CHECK_OK(param_set("max_user_entries", saved_entries));
+	}
+
 	th_case("bytes: a full user gets EDQUOT, another keeps working") {
 		/* The class name's record, then 7 records of 1000 bytes. */
 		__u64 quota = ut_rec_size(1) + 7 * ut_rec_size(1000) + 100;
