@@ -663,28 +663,28 @@ class Report:
                          fmt_ratio(v.best() / h.best()) if v and h else '-'])
         self.table(['round trip', 'guest', 'host', 'guest/host'], rows)
 
-    MAP_ROWS = [
-        ('syscall_getppid', 'getppid() system call (reference)'),
-        ('ioctl_version', 'null ioctl on /dev/uniqd (VERSION): the floor'),
-        ('map_first', 'uniqd_lookup() found in the mapping, no cache'),
-        ('intern_hit', 'INTERN, present key'),
-        ('intern_new', 'INTERN, new key'),
-        ('inprocfast_hit', 'in-process interner (cheap hash), present'),
-        ('inproc_hit', 'in-process interner (keyed BLAKE3), present'),
-        ('resolve_ioctl', 'RESOLVE ioctl into a buffer'),
-        ('resolve_copy', 'uniqd_resolve(): copied out of the mapping'),
-        ('resolve_ptr', 'uniqd_resolve_ptr(): a pointer into the mapping'),
-    ]
-    MAP_HOST_ROWS = [
-        ('syscall_getppid', 'getppid() system call (reference)'),
-        ('map_probe', 'libuniqd\'s mapped probe, hash included'),
-        ('inprocfast_hit', 'in-process interner (cheap hash), present'),
-        ('map_probe_dep', 'the mapped probe, each key chosen by the last '
-         'answer'),
-        ('inprocfast_dep', 'the in-process interner, the same way'),
-        ('maphash_16', 'uniqd_maphash() of 16 bytes'),
-        ('maphash_64', 'uniqd_maphash() of 64 bytes'),
-    ]
+    # Cases of ub_map's own; the others are described in MICRO_ROWS.
+    MAP_DESC = {
+        'map_first': 'uniqd_lookup() found in the mapping, no cache',
+        'resolve_ioctl': 'RESOLVE ioctl into a buffer',
+        'resolve_copy': 'uniqd_resolve(): copied out of the mapping',
+        'resolve_ptr': 'uniqd_resolve_ptr(): a pointer into the mapping',
+        'map_probe': 'libuniqd\'s mapped probe, hash included',
+        'map_probe_dep': 'the mapped probe, each key chosen by the last '
+                         'answer',
+        'inprocfast_dep': 'the in-process interner, the same way',
+        'maphash_16': 'uniqd_maphash() of 16 bytes',
+        'maphash_64': 'uniqd_maphash() of 64 bytes',
+    }
+    MAP_ROWS = ['syscall_getppid', 'ioctl_version', 'map_first',
+                'intern_hit', 'intern_new', 'inprocfast_hit', 'inproc_hit',
+                'resolve_ioctl', 'resolve_copy', 'resolve_ptr']
+    MAP_HOST_ROWS = ['syscall_getppid', 'map_probe', 'inprocfast_hit',
+                     'map_probe_dep', 'inprocfast_dep', 'maphash_16',
+                     'maphash_64']
+
+    def map_desc(self, name):
+        return self.MAP_DESC.get(name) or dict(self.MICRO_ROWS)[name]
 
     def mapped(self):
         """Part map (ub_map in the guest) and ub_map --host natively."""
@@ -706,11 +706,11 @@ class Report:
         if s:
             null, fast = s.get('ioctl_version'), s.get('inprocfast_hit')
             rows = []
-            for n, d in self.MAP_ROWS:
+            for n in self.MAP_ROWS:
                 v = s.get(n)
                 if not v:
                     continue
-                rows.append([d, '%s (%s)' % (fmt_ns(v.best()),
+                rows.append([self.map_desc(n), '%s (%s)' % (fmt_ns(v.best()),
                                              fmt_ns(v.median())),
                              fmt_paired(paired(v, null)),
                              fmt_paired(paired(v, fast))])
@@ -752,11 +752,12 @@ class Report:
             return
         rows = []
         fast, ppid = hs.get('inprocfast_hit'), hs.get('syscall_getppid')
-        for n, d in self.MAP_HOST_ROWS:
+        for n in self.MAP_HOST_ROWS:
             v = hs.get(n)
             if not v:
                 continue
-            rows.append([d, '%s (%s)' % (fmt_ns(v.best()), fmt_ns(v.median())),
+            rows.append([self.map_desc(n),
+                         '%s (%s)' % (fmt_ns(v.best()), fmt_ns(v.median())),
                          fmt_paired(paired(v, fast))])
         self.out('Natively on the host (ub_map --host: an index built by '
                  'index.c\'s rules in memory, probed by libuniqd):')
