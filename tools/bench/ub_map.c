@@ -54,6 +54,8 @@
 #define PRESENT		65536U
 #define FRESH		2000000U
 #define POOL		"ubench-map"
+/* ub_micro's lines share names with ours (intern_hit ...). */
+#define UB_MAP_KIND	"map-op"
 
 static struct ub_keys present, fresh;
 static uint32_t *order;
@@ -438,7 +440,7 @@ static int host(unsigned int rounds, const char *only)
 
 		if (only)
 			return run_alone(cases, n, only, rounds);
-		ub_compare(cases, n, rounds, 200, 2);
+		ub_compare(UB_MAP_KIND, cases, n, rounds, 200, 2);
 	}
 	return 0;
 }
@@ -453,8 +455,6 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int st;
 
-	/* ub_micro's lines share names with ours (intern_hit ...). */
-	ub_op_kind = "map-op";
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = atoi(argv[++i]);
@@ -531,7 +531,8 @@ int main(int argc, char **argv)
 			{ .name = "resolve_ptr", .run = run_resolve_ptr, .ctx = &c[5], .unit = 16 },
 		};
 
-		ub_compare(cases, sizeof(cases) / sizeof(cases[0]), rounds, 200, 2);
+		ub_compare(UB_MAP_KIND, cases, sizeof(cases) / sizeof(cases[0]),
+			   rounds, 200, 2);
 	}
 	{
 		struct uniqd_stats s;

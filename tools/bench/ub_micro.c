@@ -523,7 +523,7 @@ int main(int argc, char **argv)
 	uniqd_cache_stats(&cs0);
 	ub_out("micro-setup present=%u fresh=%u hot=%u redis=%d rounds=%u host=%d lmdb_tmpfs=%d",
 	       PRESENT, FRESH, HOT, !!redis, rounds, host, lmdb_tmpfs);
-	ub_compare(cases, n, rounds, 120, 4);
+	ub_compare("op", cases, n, rounds, 120, 4);
 	uniqd_cache_stats(&cs1);
 	ub_out("micro-cache hits=%llu misses=%llu",
 	       (unsigned long long)(cs1.hits - cs0.hits),

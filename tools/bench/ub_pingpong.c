@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 	peer_start(&same.peer, 0, 0);
 	peer_start(&two.peer, 0, 1);
 	peer_start(&free_.peer, -1, -1);
-	ub_compare(cases, 3, rounds, 100, 4);
+	ub_compare("op", cases, 3, rounds, 100, 4);
 	for (i = 0; i < 3; i++) {
 		struct pcase *c = cases[i].ctx;
 

@@ -62,9 +62,10 @@ void ub_shuffle(uint32_t *a, uint32_t n, uint64_t seed);
  * Cases compared with each other take turns in short slices (a few ms) so
  * that the shared host's slow moments fall on all of them alike; a round
  * gives each case about round_ms in all. Per round and case one line:
- *   UBENCH op name=NAME round=R ops=N ns=T best_ps=P
- * ("op" is ub_op_kind: a program whose case names repeat another's in the
- * same raw file, as ub_map's intern_hit does ub_micro's, names its own.)
+ *   UBENCH KIND name=NAME round=R ops=N ns=T best_ps=P
+ * (KIND is @kind, "op" for most: a program whose case names repeat
+ * another's in the same raw file, as ub_map's intern_hit does ub_micro's,
+ * passes its own.)
  * N operations in T ns in all; P picoseconds per operation in the fastest
  * slice. run() does @ops operations (what an operation is: the case says:
  * a call, or a key of a batch) and returns 0, or -1 when it cannot go on
@@ -80,9 +81,8 @@ struct ub_case {
 	bool dead;
 };
 
-extern const char *ub_op_kind;
-void ub_compare(struct ub_case *cases, unsigned int n, unsigned int rounds,
-		double round_ms, double slice_ms);
+void ub_compare(const char *kind, struct ub_case *cases, unsigned int n,
+		unsigned int rounds, double round_ms, double slice_ms);
 
 /* ---- processes started together ---------------------------------------- */
 

@@ -10,10 +10,8 @@
 
 /* ---- interleaved timing ------------------------------------------------- */
 
-const char *ub_op_kind = "op";
-
-void ub_compare(struct ub_case *cases, unsigned int n, unsigned int rounds,
-		double round_ms, double slice_ms)
+void ub_compare(const char *kind, struct ub_case *cases, unsigned int n,
+		unsigned int rounds, double round_ms, double slice_ms)
 {
 	uint64_t slice_ns = (uint64_t)(slice_ms * 1e6);
 	unsigned int nslices = (unsigned int)(round_ms / slice_ms);
@@ -92,7 +90,7 @@ void ub_compare(struct ub_case *cases, unsigned int n, unsigned int rounds,
 			if (!ops[c])
 				continue;
 			ub_out("%s name=%s round=%u ops=%llu ns=%llu best_ps=%llu",
-			       ub_op_kind, cases[c].name, r,
+			       kind, cases[c].name, r,
 			       (unsigned long long)ops[c],
 			       (unsigned long long)ns[c],
 			       (unsigned long long)best[c]);
