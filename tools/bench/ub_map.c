@@ -21,8 +21,13 @@
  * Each case's rounds are "UBENCH map-op" lines (ub_compare()), apart from
  * ub_micro's "op" lines of the same names.
  *
- *   UBENCH map-scale procs=N ops=O ns=T     map_first in N processes at once
+ *   UBENCH map-scale procs=N round=R ops=O ns=T
+ *                                       map_first in N processes at once
  *   UBENCH map-scale-ceiling procs=N ...    inprocfast_hit, the same way
+ *
+ * The scale runs are short and alternate, 1 process then 2, for a few
+ * rounds (as ub_scale's): the host's slow moments fall on both, and the
+ * best round of each is the least disturbed.
  *
  *   ub_map [--rounds N] [--host [--case NAME]]
  *
@@ -56,6 +61,7 @@
 #define POOL		"ubench-map"
 /* ub_micro's lines share names with ours (intern_hit ...). */
 #define UB_MAP_KIND	"map-op"
+#define SCALE_ROUNDS	4
 
 static struct ub_keys present, fresh;
 static uint32_t *order;
@@ -217,7 +223,7 @@ static int run_resolve_ptr(void *ctx, uint64_t ops)
 
 /* @procs processes run @run for @ms each at once: total ops/s. */
 static void scale(const char *what, int (*run)(void *, uint64_t), int procs,
-		  int ms)
+		  int ms, int round)
 {
 	uint64_t *res = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 			     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -244,7 +250,7 @@ static void scale(const char *what, int (*run)(void *, uint64_t), int procs,
 		ops += res[2 * p];
 		ns = res[2 * p + 1] > ns ? res[2 * p + 1] : ns;
 	}
-	ub_out("%s procs=%d ops=%llu ns=%llu", what, procs,
+	ub_out("%s procs=%d round=%d ops=%llu ns=%llu", what, procs, round,
 	       (unsigned long long)ops, (unsigned long long)ns);
 	munmap(res, 4096);
 }
@@ -545,9 +551,11 @@ int main(int argc, char **argv)
 			       (unsigned long long)s.index_bytes,
 			       (unsigned long long)s.map_overflow);
 	}
-	for (int procs = 1; procs <= 2; procs++) {
-		scale("map-scale", run_map_first, procs, 1000);
-		scale("map-scale-ceiling", run_local, procs, 1000);
+	for (int r = 0; r < SCALE_ROUNDS; r++) {
+		for (int procs = 1; procs <= 2; procs++) {
+			scale("map-scale", run_map_first, procs, 250, r);
+			scale("map-scale-ceiling", run_local, procs, 250, r);
+		}
 	}
 	uniqd_close(lib);
 	close(fd);
