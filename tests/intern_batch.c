@@ -188,6 +188,44 @@ int main(void)
 		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), EFAULT);
 	}
 
+	th_case("results that reach a read-only page stop the batch before that key") {
+		char *page = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		static const char *const w[5] = { "ro0", "ro1", "ro2", "ro3",
+						   "ro4" };
+		struct uniqd_key *k;
+		__u64 h;
+		int i;
+
+		CHECK(page != MAP_FAILED, "mmap");
+		/* Keys 0-2 in the first page; key 3's handle in the second. */
+		k = (struct uniqd_key *)(page + 4096 - 3 * sizeof(*k) -
+					 offsetof(struct uniqd_key, handle));
+		memset(k, 0, 5 * sizeof(*k));
+		for (i = 0; i < 5; i++) {
+			k[i].class_id = cls;
+			k[i].data = U64P(w[i]);
+			k[i].len = 3;
+		}
+		CHECK_OK(mprotect(page + 4096, 4096, PROT_READ));
+		memset(&b, 0, sizeof(b));
+		b.keys = U64P(k);
+		b.count = 5;
+		b.key_size = sizeof(*k);
+		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), EFAULT);
+		CHECK(b.done == 3, "done %u", b.done);
+		for (i = 0; i < 3; i++)
+			CHECK(k[i].handle && k[i].status == UNIQD_STATUS_NEW &&
+			      !ut_lookup(fd, cls, w[i], 3, &h, NULL) &&
+			      h == k[i].handle,
+			      "key %d: %llx", i, (unsigned long long)k[i].handle);
+		for (i = 3; i < 5; i++)
+			CHECK(ut_lookup(fd, cls, w[i], 3, &h, NULL) &&
+			      errno == ENOENT,
+			      "key %d was created", i);
+		munmap(page, 8192);
+	}
+
 	th_case("bad batch arguments") {
 		fill(cls, 4, "w");
 		memset(&b, 0, sizeof(b));

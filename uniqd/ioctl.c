@@ -13,6 +13,7 @@
 #include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/kernel.h>
 #include <linux/nospec.h>
 #include <linux/sched/signal.h>
@@ -344,16 +345,19 @@ struct uniqd_run {
 
 /*
  * Read keys of @b from b->done on into @run until it is full: each struct
- * read, its result written once beforehand (as INTERN's: nothing happens
- * unless it can be told), its content copied and looked up. Returns how
- * many; *@err is the errno of the key after them if that one failed (it is
- * not in the run).
+ * read, its content copied and looked up. Nothing happens to a key unless
+ * its result can be told (as INTERN's): the results' pages are found
+ * writable beforehand, by writing back what was read into the first result
+ * that reaches each page (a page's protection is the whole page's, so one
+ * write proves it for every result in it). Returns how many; *@err is the
+ * errno of the key after them if that one failed (it is not in the run).
  */
 static u32 uniqd_run_read(struct uniqd_pool *pool, struct uniqd_batch *b,
 			  struct uniqd_run *run, int *err)
 {
 	u8 __user *ukeys = u64_to_user_ptr(b->keys);
 	bool create = !(b->flags & UNIQD_BATCH_LOOKUP);
+	unsigned long written = 0;	/* results below it: pages written */
 	u32 n = 0, used = 0;
 	struct uniqd_key k;
 	int ret = 0;
@@ -366,10 +370,13 @@ static u32 uniqd_run_read(struct uniqd_pool *pool, struct uniqd_batch *b,
 		ret = copy_struct_from_user(&k, sizeof(k), uk, b->key_size);
 		if (ret)
 			break;
-		/* It writes back what it read: harmless if the next run takes it. */
-		ret = uniqd_put_key_result(uk, &k);
-		if (ret)
-			break;
+		/* What it read, written back: harmless if the next run takes it. */
+		if ((unsigned long)(&uk->handle + 1) > written) {
+			ret = uniqd_put_key_result(uk, &k);
+			if (ret)
+				break;
+			written = PAGE_ALIGN((unsigned long)(&uk->handle + 1));
+		}
 		ret = uniqd_key_check(pool, &k, &e->cls);
 		if (ret)
 			break;
