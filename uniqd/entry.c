@@ -323,9 +323,8 @@ static int uniqd_entry_charge(struct uniqd_pool *pool, struct uniqd_erun *run,
 
 /*
  * Undo uniqd_entry_charge(): the payment goes back into the run's credit;
- * max_bytes only if the space went back too
- * (@back): what still takes room in the records region (sized from
- * max_bytes) stays counted.
+ * max_bytes only if the space went back too (@back): what still takes room
+ * in the records region (sized from max_bytes) stays counted.
  */
 static void uniqd_entry_refund(struct uniqd_pool *pool, struct uniqd_erun *run,
 			       u32 i, bool back)

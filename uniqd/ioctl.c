@@ -13,8 +13,8 @@
 #include <linux/cred.h>
 #include <linux/err.h>
 #include <linux/fs.h>
-#include <linux/mm.h>
 #include <linux/kernel.h>
+#include <linux/mm.h>
 #include <linux/nospec.h>
 #include <linux/sched/signal.h>
 #include <linux/uaccess.h>
