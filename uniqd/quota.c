@@ -445,8 +445,8 @@ void uniqd_credit_give(struct uniqd_credit *cr, u64 size)
  * ahead for @entries more of @bytes in all (the rest of the run), plus a
  * file's own margin: what @cr still holds counts toward it. At a quota's
  * edge (*@edge, set here when the charge ahead is refused), this entry
- * alone is charged, after every credit is taken back, so that a run stops
- * exactly where a key at a time would. -EDQUOT, -ENOMEM.
+ * alone is charged, the refused payers' credits taken back first, so that
+ * a run stops exactly where a key at a time would. -EDQUOT, -ENOMEM.
  */
 int uniqd_credit_fill(struct uniqd_credit *cr, u64 size, u64 bytes,
 		      u64 entries, bool *edge)
