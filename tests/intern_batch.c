@@ -31,14 +31,21 @@ static void fill(__u32 cls, int n, const char *prefix)
 	}
 }
 
-static int batch(int fd, __u32 count, __u32 flags, struct uniqd_batch *b)
+/* INTERN_BATCH of @count keys at @k, from the first. */
+static int batch_at(int fd, struct uniqd_key *k, __u32 count, __u32 flags,
+		    struct uniqd_batch *b)
 {
 	memset(b, 0, sizeof(*b));
-	b->keys = U64P(keys);
+	b->keys = U64P(k);
 	b->count = count;
 	b->key_size = sizeof(struct uniqd_key);
 	b->flags = flags;
 	return ioctl(fd, UNIQD_IOC_INTERN_BATCH, b);
+}
+
+static int batch(int fd, __u32 count, __u32 flags, struct uniqd_batch *b)
+{
+	return batch_at(fd, keys, count, flags, b);
 }
 
 static volatile sig_atomic_t signals;
@@ -170,11 +177,7 @@ int main(void)
 		k[0].len = 5;
 		k[1] = k[0];
 		k[1].data = U64P("edge1");
-		memset(&b, 0, sizeof(b));
-		b.keys = U64P(k);
-		b.count = 3;
-		b.key_size = sizeof(*k);
-		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), EFAULT);
+		CHECK_ERR(batch_at(fd, k, 3, 0, &b), EFAULT);
 		CHECK(b.done == 2, "done %u", b.done);
 		/* A read-only key array: results cannot be written. */
 		mprotect(page, 4096, PROT_READ);
@@ -208,11 +211,7 @@ int main(void)
 			k[i].len = 3;
 		}
 		CHECK_OK(mprotect(page + 4096, 4096, PROT_READ));
-		memset(&b, 0, sizeof(b));
-		b.keys = U64P(k);
-		b.count = 5;
-		b.key_size = sizeof(*k);
-		CHECK_ERR(ioctl(fd, UNIQD_IOC_INTERN_BATCH, &b), EFAULT);
+		CHECK_ERR(batch_at(fd, k, 5, 0, &b), EFAULT);
 		CHECK(b.done == 3, "done %u", b.done);
 		for (i = 0; i < 3; i++)
 			CHECK(k[i].handle && k[i].status == UNIQD_STATUS_NEW &&

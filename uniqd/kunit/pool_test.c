@@ -290,6 +290,16 @@ static void uk_restore_max_user_entries(void *unused)
 	uniqd_max_user_entries = uk_saved_max_user_entries;
 }
 
+/* max_user_entries = @v for this test, as it was after. */
+static void uk_max_user_entries(struct kunit *test, unsigned long long v)
+{
+	uk_saved_max_user_entries = uniqd_max_user_entries;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							uk_restore_max_user_entries,
+							NULL), 0);
+	uniqd_max_user_entries = v;
+}
+
 static void uk_credit_close(void *cr)
 {
 	uniqd_credit_close(cr);
@@ -347,11 +357,7 @@ static void quota_credit_exact(struct kunit *test)
 	struct uniqd_credit *cr;
 	int err;
 
-	uk_saved_max_user_entries = uniqd_max_user_entries;
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-							uk_restore_max_user_entries,
-							NULL), 0);
-	uniqd_max_user_entries = 300;
+	uk_max_user_entries(test, 300);
 
 	KUNIT_EXPECT_EQ(test, uk_fill(test, ubuf, a, NULL, ca, 'x', 1000, &err),
 			300U);
@@ -406,11 +412,7 @@ static void quota_credit_payers(struct kunit *test)
 	s64 left;
 	int err;
 
-	uk_saved_max_user_entries = uniqd_max_user_entries;
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-							uk_restore_max_user_entries,
-							NULL), 0);
-	uniqd_max_user_entries = 100;
+	uk_max_user_entries(test, 100);
 	cr = uk_credit(test, a);
 	KUNIT_EXPECT_EQ(test, uk_fill(test, ubuf, a, cr, ca, 'x', 1, &err), 1U);
 	left = atomic64_read(&cr->left);
