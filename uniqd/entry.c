@@ -542,10 +542,10 @@ static int uniqd_entry_create(struct uniqd_pool *pool, struct uniqd_erun *run,
 /*
  * Create the keys of @keys (looked up before) that have no entry, in
  * order: INTERN's one key and INTERN_BATCH's runs alike, paid out of @cr
- * (the caller's file's credit, or NULL) if the caller's payers are its,
- * else out of a credit of the run's own. Stops at the first error: *@done
- * is the number of keys handled before it (all of them without one).
- * Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
+ * (the caller's file's credit, opened for @pool at ATTACH, or NULL) if the
+ * caller's payers are its, else out of a credit of the run's own. Stops at
+ * the first error: *@done is the number of keys handled before it (all of
+ * them without one). Errors: -EDQUOT, -ENOMEM, or the keyed hash's.
  */
 int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_credit *cr,
 			   struct uniqd_ekey *keys, u32 n, u32 *done)
@@ -556,7 +556,7 @@ int uniqd_entry_create_run(struct uniqd_pool *pool, struct uniqd_credit *cr,
 	int ret = 0;
 	u32 i;
 
-	if (!cr || cr->pool != pool || !uniqd_credit_mine(cr)) {
+	if (!cr || !uniqd_credit_mine(cr)) {
 		uniqd_credit_open(&own, pool, false);
 		run.cr = &own;
 	}
